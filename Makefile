@@ -1,0 +1,107 @@
+# dsh — the commands a developer and CI run. Needs only Go (and gcc for -race).
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+# staticcheck 2026.2.2; the latest release listed by
+# `go list -m -versions honnef.co/go/tools` when it was pinned.
+STATICCHECK_VERSION := v0.8.2
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 10s
+# Runs per benchmark for `make bench` (benchstat wants several).
+BENCHCOUNT ?= 6
+
+BIN := bin
+DSH := $(abspath $(BIN)/dsh)
+EXAMPLES := scripts/examples/schemas
+
+.PHONY: test demo bench fuzz lint build
+
+## test: go vet, then every test with the race detector.
+test:
+	go vet ./...
+	go test -race ./...
+	@go test -run '^TestJSONSchemaTestSuite$$' -v ./dsl/ | grep '^JSON-Schema-Test-Suite'
+
+## build: the dsh binary in bin/.
+build:
+	go build -o $(BIN)/dsh ./cmd/dsh
+
+# Shell functions for the demo's recipe lines ("@$(DEMO_SH) step ...").
+# step EXPECTED ARGS...: print "$ dsh ARGS..." and run it in $(EXAMPLES) with
+# stderr merged into stdout; print the exit status, and stop the demo only when
+# it differs from EXPECTED (the failing steps are meant to fail). With STDIN
+# set, its text is piped in and shown as "echo '...' |".
+# show FILE: print "$ cat FILE" and the file.
+DEMO_SH = step() { \
+	want=$$1; shift; \
+	if [ -n "$${STDIN-}" ]; then printf "$$ echo '%s' | dsh %s\n" "$$STDIN" "$$*"; \
+	else printf '$$ dsh %s\n' "$$*"; fi; \
+	status=0; \
+	( cd $(EXAMPLES) && $(DSH) "$$@" 2>&1 <<<"$${STDIN-}" ) || status=$$?; \
+	printf '[exit status %s]\n' "$$status"; \
+	if [ "$$status" != "$$want" ]; then echo "demo: expected exit status $$want" >&2; exit 1; fi; \
+}; \
+show() { printf '$$ cat %s\n' "$$1"; cat $(EXAMPLES)/$$1; };
+
+## demo: what dsh does today, step by step, on the example schemas.
+demo: build
+	@echo "dsh demo: the schema commands on the example tool schemas in $(EXAMPLES)/"
+	@echo "(commands run in that directory; exit status 0 = clean, 1 = violations, 2 = trouble)"
+	@echo
+	@echo "== 1. The binary and its version"
+	@$(DEMO_SH) step 0 version
+	@echo
+	@echo "== 2. Schemas inside the supported subset: 'schema check' prints nothing, exit 0"
+	@$(DEMO_SH) step 0 schema check read_file.args.schema.json read_file.result.schema.json search.args.schema.json
+	@echo
+	@echo "== 3. A schema outside the subset (pattern, minimum, a type array, anyOf, a bad enum,"
+	@echo "      required naming an undeclared property) beside a valid one: one line per"
+	@echo "      violation, named by file; the valid file prints nothing; exit 1"
+	@$(DEMO_SH) step 1 schema check read_file.args.schema.json fetch_url.args.unsupported.schema.json
+	@echo
+	@echo "== 4. Tool-call arguments that fit read_file's parameters: no output, exit 0"
+	@$(DEMO_SH) show read_file.args.valid.json
+	@$(DEMO_SH) step 0 schema validate --args read_file.args.schema.json read_file.args.valid.json
+	@echo
+	@echo "== 5. Arguments that do not: each violation, paths from the implicit arguments root, exit 1"
+	@$(DEMO_SH) show read_file.args.invalid.json
+	@$(DEMO_SH) step 1 schema validate --args read_file.args.schema.json read_file.args.invalid.json
+	@echo
+	@echo "== 6. A tool result against a closed object schema (additionalProperties: false),"
+	@echo "      paths from the value root, exit 1"
+	@$(DEMO_SH) show read_file.result.invalid.json
+	@$(DEMO_SH) step 1 schema validate read_file.result.schema.json read_file.result.invalid.json
+	@echo
+	@echo "== 7. Nested paths, an enum, a closed nested object and a oneOf, exit 1"
+	@$(DEMO_SH) show search.args.invalid.json
+	@$(DEMO_SH) step 1 schema validate --args search.args.schema.json search.args.invalid.json
+	@echo
+	@echo "== 8. The value from standard input ('-'); the root itself must be an object, exit 1"
+	@$(DEMO_SH) STDIN='["README.md"]' step 1 schema validate --args read_file.args.schema.json -
+	@echo
+	@echo "== 9. Validating against a schema outside the subset is refused: its violations, exit 2"
+	@$(DEMO_SH) step 2 schema validate --args fetch_url.args.unsupported.schema.json read_file.args.valid.json
+	@echo
+	@echo "Demo done: every step exited with the status it was meant to."
+
+## bench: every benchmark, $(BENCHCOUNT) runs each, also written to bench.txt (benchstat input).
+bench:
+	go test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./... | tee bench.txt
+
+## fuzz: each fuzz target of each package for $(FUZZTIME) (go test -fuzz takes one target a run).
+fuzz:
+	@for pkg in $$(go list ./...); do \
+		list=$$(go test -list '^Fuzz' "$$pkg"); \
+		targets=$$(grep '^Fuzz' <<<"$$list" || true); \
+		for target in $$targets; do \
+			echo "== $$pkg $$target ($(FUZZTIME))"; \
+			go test -run "^$$target\$$" -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
+
+## lint: go vet and staticcheck (pinned, run with go run).
+lint:
+	go vet ./...
+	go run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...

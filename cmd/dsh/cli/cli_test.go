@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+)
+
+func TestVersionOf(t *testing.T) {
+	for _, tc := range []struct {
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{nil, false, "(devel)"},
+		{&debug.BuildInfo{}, true, "(devel)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "(devel)"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, true, "v0.3.1"},
+	} {
+		if got := versionOf(tc.info, tc.ok); got != tc.want {
+			t.Errorf("versionOf(%+v, %v) = %q, want %q", tc.info, tc.ok, got, tc.want)
+		}
+	}
+}
+
+// run calls Run in-process with stdin and returns its status and output.
+func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Run(context.Background(), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestRunInProcess checks that Run reads "-" from the reader it is given
+// and that one run's flags do not leak into the next.
+func TestRunInProcess(t *testing.T) {
+	schema := filepath.Join(t.TempDir(), "schema.json")
+	err := os.WriteFile(schema, []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	code, stdout, stderr := run(t, `{}`, "schema", "validate", "--args", schema, "-")
+	if code != exitViolations || stdout != "missing required property \"path\"\n" || stderr != "" {
+		t.Errorf("validate --args: status %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, `{}`, "schema", "validate", schema, "-")
+	if code != exitViolations || stdout != "missing required property \"value.path\"\n" || stderr != "" {
+		t.Errorf("validate after validate --args: status %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestRunUsageError(t *testing.T) {
+	code, stdout, stderr := run(t, "", "schema", "validate", "only-one.json")
+	want := "dsh: schema validate needs SCHEMA and VALUE, got 1 argument(s)\nRun 'dsh schema validate --help' for usage.\n"
+	if code != exitTrouble || stdout != "" || stderr != want {
+		t.Errorf("status %d, stdout %q, stderr %q; want 2, \"\", %q", code, stdout, stderr, want)
+	}
+}

@@ -1,0 +1,124 @@
+// Package cli implements the dsh command line: the cobra commands and their
+// mapping to exit statuses. Command dsh calls [Main]; tests call [Run]
+// in-process or register [Main] as a testscript command.
+//
+// Exit statuses follow diff and grep: 0 clean, 1 violations reported,
+// 2 trouble (usage error, unreadable or non-JSON input, a schema outside the
+// supported subset where a supported one is needed).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit statuses of dsh.
+const (
+	exitOK         = 0 // everything checked is clean
+	exitViolations = 1 // violations were reported on standard output
+	exitTrouble    = 2 // usage error, unreadable input, unusable schema
+)
+
+// exitError ends a command with a given exit status. Its message, when not
+// empty, is printed on standard error as "dsh: <msg>"; a command that has
+// already reported on its own returns one with an empty message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.msg
+}
+
+// exitWith returns an error that makes Run return code without printing more.
+func exitWith(code int) error { return &exitError{code: code} }
+
+// troublef returns an error that makes Run print "dsh: <message>" and return 2.
+func troublef(format string, args ...any) error {
+	return &exitError{code: exitTrouble, msg: fmt.Sprintf(format, args...)}
+}
+
+// Main runs dsh with the process's arguments and standard streams, cancels
+// the context on an interrupt, and exits with Run's status.
+func Main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Run executes the dsh command line args (without the program name) and
+// returns the exit status. It reads stdin only for a "-" file argument and
+// writes results to stdout and diagnostics to stderr.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var exit *exitError
+	if errors.As(err, &exit) {
+		if exit.msg != "" {
+			fmt.Fprintf(stderr, "dsh: %s\n", exit.msg)
+		}
+		return exit.code
+	}
+	// Any other error is a mistake in the command line, found by cobra
+	// (unknown command or flag, bad flag value) or by a command's Args.
+	fmt.Fprintf(stderr, "dsh: %v\nRun '%s --help' for usage.\n", err, cmd.CommandPath())
+	return exitTrouble
+}
+
+// newRootCmd builds the command tree. A fresh tree per Run keeps flag
+// values from leaking between in-process runs.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dsh",
+		Short: "dsh executes an LLM agent's tool calls",
+		Long: `dsh is a tool-execution engine for LLM agents. Today its commands check
+raw JSON Schemas against the subset the engine enforces and validate JSON
+values against them.
+
+Exit status: 0 clean, 1 violations reported, 2 trouble (usage error,
+unreadable or non-JSON input, unsupported schema).`,
+		Version:       mainVersion(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          runGroup,
+	}
+	root.SetVersionTemplate("dsh {{.Version}}\n")
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newVersionCmd(), newSchemaCmd())
+	return root
+}
+
+// runGroup runs a command that only groups subcommands: reached without a
+// known subcommand, it is a usage error. (Cobra itself would print the help
+// and succeed, or, below the root, ignore an unknown subcommand.)
+func runGroup(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("%q needs a subcommand: %s", cmd.CommandPath(), strings.Join(names, ", "))
+}

@@ -1,0 +1,5 @@
+package main
+
+import "github.com/dsh-go/dsh/cmd/dsh/cli"
+
+func main() { cli.Main() }
