@@ -75,12 +75,19 @@ func kiloArgs(tb testing.TB) (any, []byte) {
 	"edits":[{"line":12,"text":"\tctx, cancel := context.WithTimeout(ctx, d)","replace":true},
 	{"line":40,"text":"\tdefer cancel()","replace":false},{"line":88,"text":"// Run executes one call through every stage.","replace":true}],
 	"options":{"followSymlinks":false,"maxDepth":12,"ratio":0.75,"labels":{"owner":"tools-team","tier":"critical"}},
-	"note":"Apply the edits in order; stop at the first conflict and report the line, the expected text and the text found there."}`)
+	"note":"Apply the edits in order; stop at the first conflict and report the line, the expected text and the text found there.",
+	"requestId":"req_01HZX3J8Q7K2M4N6P8R0S2T4V6","retry":null,"tags":["refactor","engine","pipeline"],
+	"reviewers":[{"name":"Ada","email":"ada@example.com","required":true},{"name":"Grace","email":"grace@example.com","required":false}],
+	"summary":"Wrap each call in the timeout policy and make the wrapper hand the fused context to the body."}`)
 	v, err := dsl.Unmarshal(text)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return v, text
+	compact, err := dsl.Marshal(v)
+	if err != nil || len(compact) < 1024 {
+		tb.Fatalf("the argument object is %d bytes of JSON, want at least 1 KiB (%v)", len(compact), err)
+	}
+	return v, compact
 }
 
 func BenchmarkSnapshotKilobyte(b *testing.B) {
@@ -114,6 +121,52 @@ func BenchmarkCheckLosslessKilobyte(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := dsl.CheckLossless(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The same validation by santhosh-tekuri/jsonschema/v6, for comparison.
+func BenchmarkValidateFivePropertiesJSONSchemaV6(b *testing.B) {
+	theirs, err := compileTheirs(fiveProps(b).Raw())
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := toPlain(fivePropsArgs(b))
+	if err := theirs.Validate(v); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if theirs.Validate(v) != nil {
+			b.Fatal("invalid")
+		}
+	}
+}
+
+// Canonical encoding of the object BenchmarkSnapshotKilobyte copies, beside
+// encoding/json writing the same object decoded into map[string]any.
+func BenchmarkMarshalKilobyte(b *testing.B) {
+	v, text := kiloArgs(b)
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := dsl.Marshal(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMarshalKilobyteEncodingJSON(b *testing.B) {
+	_, text := kiloArgs(b)
+	var m any
+	if err := json.Unmarshal(text, &m); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := json.Marshal(m); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -52,6 +52,17 @@ func FuzzUnmarshalMarshal(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Marshal of a decoded value failed: %v", err)
 		}
+		// A snapshot is an equal, detached copy that writes the same text.
+		snap, err := Snapshot(v)
+		if err != nil {
+			t.Fatalf("Snapshot of a decoded value failed: %v", err)
+		}
+		if !Equal(snap, v) {
+			t.Fatalf("Snapshot differs from its input")
+		}
+		if snapText, err := Marshal(snap); err != nil || !bytes.Equal(snapText, text) {
+			t.Fatalf("Marshal(Snapshot(v)) = %s, %v; Marshal(v) = %s", snapText, err, text)
+		}
 		v2, err := Unmarshal(text)
 		if err != nil {
 			t.Fatalf("Unmarshal(%s) of Marshal's output failed: %v", text, err)

@@ -11,7 +11,7 @@ type Member struct {
 }
 
 // indexThreshold is the member count above which an Object keeps a key index.
-const indexThreshold = 8
+const indexThreshold = 32
 
 // Object is a JSON object that keeps its members in insertion order.
 //

@@ -156,14 +156,20 @@ func (s *Schema) Validate(v any) []string { return s.validate(v, "value") }
 // bare keys (`"tags[1]"`), and the root itself is displayed as "arguments".
 func (s *Schema) ValidateArgs(v any) []string { return s.validate(v, "") }
 
-// Valid reports whether v is valid; it is faster than checking Validate for nil.
+// Valid reports whether v is valid.
 func (s *Schema) Valid(v any) bool {
 	var vs validator
 	return vs.check(s.root, v, false)
 }
 
 func (s *Schema) validate(v any, root string) []string {
-	vs := validator{root: root, segs: make([]seg, 0, 8)}
+	// Valid values, the common case, are checked without tracking paths; only
+	// an invalid one is walked again to report every violation with its path.
+	var vs validator
+	if vs.check(s.root, v, false) {
+		return nil
+	}
+	vs = validator{root: root, segs: make([]seg, 0, 8)}
 	vs.check(s.root, v, true)
 	return vs.out
 }
@@ -199,7 +205,8 @@ type seg struct {
 }
 
 // validator carries one validation's state: the path to the current value and
-// the violations found. With emit false it stops at the first violation.
+// the violations found. With emit false it tracks no path and stops at the
+// first violation.
 type validator struct {
 	root string
 	segs []seg
@@ -298,14 +305,17 @@ func (vs *validator) object(n *node, v any, emit bool) bool {
 		if !present || isUndefined(x) {
 			continue
 		}
+		if !emit {
+			if !vs.check(p.node, x, false) {
+				return false
+			}
+			continue
+		}
 		vs.segs = append(vs.segs, seg{key: p.name})
-		if !vs.check(p.node, x, emit) {
+		if !vs.check(p.node, x, true) {
 			ok = false
 		}
 		vs.segs = vs.segs[:len(vs.segs)-1]
-		if !ok && !emit {
-			return false
-		}
 	}
 	// Declared members are lossless once valid; the rest are checked here.
 	undeclared := func(key string, x any) bool {
@@ -408,14 +418,17 @@ func (vs *validator) array(n *node, v any, emit bool) bool {
 			holes = true
 			continue
 		}
+		if !emit {
+			if !vs.check(n.items, x, false) {
+				return false
+			}
+			continue
+		}
 		vs.segs = append(vs.segs, seg{index: i, isIndex: true})
-		if !vs.check(n.items, x, emit) {
+		if !vs.check(n.items, x, true) {
 			ok = false
 		}
 		vs.segs = vs.segs[:len(vs.segs)-1]
-		if !ok && !emit {
-			return false
-		}
 	}
 	if ok && holes {
 		if emit {

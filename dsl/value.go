@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -95,6 +96,10 @@ type identity struct {
 	n int
 }
 
+// framePool recycles walker stacks, which would otherwise be allocated for
+// every container value checked or copied.
+var framePool = sync.Pool{New: func() any { s := make([]frame, 0, 16); return &s }}
+
 // deepScan is the stack depth up to which cycle checks scan the stack.
 const deepScan = 32
 
@@ -114,8 +119,15 @@ func (w *walker) run(root string, v any) (any, error) {
 	if !open {
 		return out, nil
 	}
-	var buf [8]frame
-	w.stack = append(buf[:0], fr)
+	if p, ok := framePool.Get().(*[]frame); ok {
+		w.stack = (*p)[:0]
+		defer func() {
+			clear(w.stack[:cap(w.stack)])
+			*p = w.stack[:0]
+			framePool.Put(p)
+		}()
+	}
+	w.stack = append(w.stack, fr)
 	for len(w.stack) > 0 {
 		top := len(w.stack) - 1
 		f := &w.stack[top]
@@ -124,6 +136,19 @@ func (w *walker) run(root string, v any) (any, error) {
 			continue
 		}
 		key, child := f.child()
+		if plainScalar(child) && (f.kind != frameObject || utf8.ValidString(key)) {
+			// The common case, without the cost of a frame: the scalar is
+			// immutable and kept as the same interface value.
+			if w.copy {
+				if f.dObj != nil {
+					f.dObj.appendNew(key, child)
+				} else {
+					f.dList[f.i] = child
+				}
+			}
+			f.i++
+			continue
+		}
 		cout, cfr, open, reason := w.enter(child)
 		if f.kind == frameObject && !utf8.ValidString(key) {
 			reason = "invalid UTF-8 in object key"
@@ -147,6 +172,19 @@ func (w *walker) run(root string, v any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// plainScalar reports whether v is a lossless scalar already in Go form.
+func plainScalar(v any) bool {
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case float64:
+		return floatReason(x) == ""
+	}
+	return false
 }
 
 // child returns the current child's key (objects) and value.
