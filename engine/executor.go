@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"errors"
+)
+
+// defaultMaxParallel is the executor's cap on bodies in flight.
+const defaultMaxParallel = 10
+
+// Executor runs an assistant step's tool calls: the native executor, or the
+// PTC executor that collapses a scope's surface to run_code.
+type Executor interface {
+	// Describe returns what the model is shown for the visible definitions.
+	Describe(defs []*Definition) (Description, error)
+	// Execute runs a batch; tool failures are results, an error means the
+	// batch itself failed (a *BatchError).
+	Execute(ctx context.Context, b Batch) (*BatchResult, error)
+}
+
+// TransportExecutor is an executor that provides the reserved run_code
+// transport. Unless Direct, it collapses its scopes' surface to the transport.
+type TransportExecutor interface {
+	Executor
+	Transport() *Definition
+	Direct() bool
+}
+
+// Description is an executor's view of the tools for the model.
+type Description struct {
+	Schemas []ToolSchema
+	Names   []string // the names the model may call
+}
+
+// Batch is one assistant step's tool calls, in model order.
+type Batch struct {
+	Calls []ToolCallBlock
+	Agent *Agent
+	// MaxParallelToolCalls overrides the executor's cap for this batch's root
+	// calls when positive.
+	MaxParallelToolCalls int
+	ToolSet              *ToolSet
+	// Log is where durable events go; they are written only when it is set
+	// and the batch has an agent.
+	Log EventLog
+}
+
+// CallResult is one call's committed result.
+type CallResult struct {
+	CallID string
+	Result *Result
+}
+
+// BatchResult is what a batch hands back: one result per call in input
+// order (skipped calls included), the contexts to deliver with the next step,
+// and whether a result concluded the turn.
+type BatchResult struct {
+	Results            []CallResult
+	AdditionalContexts []Message
+	Concluded          bool
+}
+
+// BatchError is an internal scheduler failure (not a tool failure). It
+// preserves what was committed before it.
+type BatchError struct {
+	Err       error
+	Committed *BatchResult
+}
+
+func (e *BatchError) Error() string { return "tool batch execution failed: " + e.Err.Error() }
+
+// Unwrap returns the first failure.
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// Name returns ToolBatchExecutionError.
+func (e *BatchError) Name() string { return "ToolBatchExecutionError" }
+
+// Code returns UNKNOWN.
+func (e *BatchError) Code() string { return "UNKNOWN" }
+
+var errInvalidCap = errors.New("maxParallelToolCalls must be a positive integer")

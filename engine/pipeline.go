@@ -1,0 +1,573 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// stage says where a call goes next (§3): dispatch runs the body, post skips
+// it but still runs post-execute, final goes straight to finish.
+type stage uint8
+
+const (
+	stageDispatch stage = iota
+	stagePost
+	stageFinal
+)
+
+// call is one execution going through the pipeline's stages.
+type call struct {
+	svc      *Service
+	ctx      context.Context // the caller's
+	exec     *Execution
+	run      *Run
+	finalize func(*Execution, *Result) ([]Block, error)
+	project  func(*Execution, *Result) ([]Block, error)
+	invoked  bool // the body was invoked
+}
+
+// begin is creation (§3.1, C1–C5). A final stage comes with its result.
+func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
+	exec := &Execution{
+		callID: in.CallID, rootCallID: in.RootCallID, name: in.Name,
+		agent: in.Agent, parent: in.Parent, schema: in.Schema, toolSet: in.ToolSet,
+		token: &Token{},
+	}
+	if exec.rootCallID == "" {
+		exec.rootCallID = exec.callID
+	}
+	c := &call{svc: s, ctx: ctx, exec: exec}
+	// C2: the visible definition, and whether the surface is collapsed.
+	var reg *registration
+	if in.Name == TransportName {
+		reg = s.transportFor(in.Agent)
+	} else {
+		s.mu.RLock()
+		reg = s.lookup(in.Name, in.Agent)
+		s.mu.RUnlock()
+	}
+	collapsed := reg != nil && in.Parent == nil && in.Name != TransportName && s.collapsed(in.Agent)
+	aborted := ctx.Err() != nil
+	// C3: capture the finalizer and projector before the arguments are read.
+	if reg != nil {
+		exec.def = reg.def
+		if !collapsed || aborted {
+			c.finalize = reg.def.FinalizeContent
+			c.project = reg.def.ProjectContent
+		}
+	}
+	// C4: the arguments, snapshotted once.
+	args, err := dsl.SnapshotAt("arguments", in.Arguments)
+	if err != nil {
+		exec.arguments = dsl.Undefined{}
+		return c, stageFinal, failureResult(&Failure{Message: msgArgsNotLossless})
+	}
+	exec.arguments = args
+	c.run = &Run{Execution: exec}
+	// C5
+	if collapsed {
+		if aborted {
+			return c, stageFinal, abortedResult(true)
+		}
+		return c, stageFinal, errorResult(errCollapsed(in.Name))
+	}
+	return c, stageDispatch, nil
+}
+
+// prepare is §3.2 (P1–P7): pre-execute, approval and guards.
+func (c *call) prepare() (stage, *Result) {
+	if c.ctx.Err() != nil {
+		return stageFinal, abortedResult(true)
+	}
+	st, r, err := c.prepareSteps()
+	if err != nil {
+		return stageFinal, errorResult(err)
+	}
+	return st, r
+}
+
+func (c *call) prepareSteps() (stage, *Result, error) {
+	d, err := c.svc.runPre(c.ctx, c.exec)
+	if err != nil {
+		return 0, nil, err
+	}
+	approvalCancelled := false
+	switch d.Kind {
+	case PreCancel:
+		return stagePost, abortedResult(true), nil
+	case PreAsk:
+		d, approvalCancelled, err = c.svc.approve(c.ctx, c.exec, d)
+		if err != nil {
+			return 0, nil, err
+		}
+	}
+	if approvalCancelled && c.ctx.Err() != nil {
+		return stagePost, abortedResult(true), nil
+	}
+	if d.Kind == PreDeny {
+		return stagePost, denial(d.Reason, d.Info), nil
+	}
+	reason, err := c.svc.checkGuards(c.ctx, c.exec)
+	if err != nil {
+		return 0, nil, err
+	}
+	if reason != "" {
+		return stagePost, denial(reason, nil), nil
+	}
+	if c.ctx.Err() != nil {
+		return stagePost, abortedResult(true), nil
+	}
+	return stageDispatch, nil, nil
+}
+
+func denial(reason string, info *ErrorInfo) *Result {
+	f := &Failure{Message: reason}
+	if info != nil {
+		i := *info
+		f.Info = &i
+	}
+	return failureResult(f)
+}
+
+// runPre runs the tools/pre-execute waterfall and checks its decision.
+func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, error) {
+	if s.pre.empty() {
+		return Allow(), nil
+	}
+	it := s.pre.iter()
+	var next func() (PreDecision, error)
+	next = func() (d PreDecision, err error) {
+		l := it.next(exec.agent)
+		if l == nil {
+			return Allow(), nil
+		}
+		defer recoverInto(&err)
+		return l.fn(ctx, exec, next)
+	}
+	d, err := next()
+	if err != nil {
+		return d, err
+	}
+	return d, checkPre(d)
+}
+
+func checkPre(d PreDecision) error {
+	switch d.Kind {
+	case PreAllow, PreCancel:
+		if d.Reason != "" || d.Info != nil || d.DisplayReason != "" {
+			return fmt.Errorf("tools/pre-execute decision %q carries fields it does not take", d.Kind)
+		}
+	case PreDeny:
+		if d.DisplayReason != "" {
+			return errors.New(`tools/pre-execute decision "deny" carries fields it does not take`)
+		}
+	case PreAsk:
+		if d.Info != nil {
+			return errors.New(`tools/pre-execute decision "ask" carries fields it does not take`)
+		}
+	default:
+		return fmt.Errorf("tools/pre-execute listener returned an invalid decision kind %q", d.Kind)
+	}
+	return nil
+}
+
+// recoverInto turns a panic of listener or tool code into an error.
+func recoverInto(err *error) {
+	if v := recover(); v != nil {
+		*err = panicError{v}
+	}
+}
+
+// dispatch is §3.3 (D1–D5): the tools/execute wrappers around the body.
+func (c *call) dispatch() (stage, *Result) {
+	r, err := c.runWrappers()
+	if err == nil {
+		r, err = c.normalize(r)
+	}
+	if err != nil {
+		return stageFinal, errorResult(err) // D5: deferred contexts are lost
+	}
+	// D4
+	deferred, _ := c.run.state()
+	if len(deferred) > 0 {
+		r = r.withContexts(append(deferred, r.AdditionalContexts...))
+	}
+	if c.ctx.Err() != nil && !r.IsError {
+		r = abortedResult(!c.invoked).withContexts(r.AdditionalContexts)
+	}
+	return stagePost, r
+}
+
+func (c *call) runWrappers() (*Result, error) {
+	s := c.svc
+	if s.exec.empty() {
+		return c.body(c.ctx), nil
+	}
+	it := s.exec.iter()
+	var next func(ctx context.Context) *Result
+	next = func(ctx context.Context) *Result {
+		if ctx == nil {
+			ctx = c.ctx
+		}
+		l := it.next(c.exec.agent)
+		if l == nil {
+			return c.body(ctx)
+		}
+		r, err := callWrapper(l.fn, ctx, c.exec, next)
+		if err == nil && r == nil {
+			err = errors.New("tools/execute wrapper returned no result")
+		}
+		if err == nil {
+			r, err = c.normalize(r)
+		}
+		if err != nil {
+			return errorResult(err)
+		}
+		return r
+	}
+	l := it.next(c.exec.agent)
+	if l == nil {
+		return c.body(c.ctx), nil
+	}
+	r, err := callWrapper(l.fn, c.ctx, c.exec, next)
+	if err == nil && r == nil {
+		err = errors.New("tools/execute wrapper returned no result")
+	}
+	return r, err
+}
+
+func callWrapper(fn ExecuteFunc, ctx context.Context, exec *Execution, next func(context.Context) *Result) (r *Result, err error) {
+	defer recoverInto(&err)
+	return fn(ctx, exec, next)
+}
+
+// body is the body stage (D2); it never fails, failures are results.
+func (c *call) body(ctx context.Context) *Result {
+	fused, release := fuse(c.ctx, ctx)
+	defer release()
+	if fused.Err() != nil {
+		return abortedResult(true)
+	}
+	reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+	if reg == nil {
+		return errorResult(errUnknownTool(c.exec.name))
+	}
+	c.invoked = true
+	value, err := callBody(reg.def, fused, c.exec.arguments, c.run)
+	if err != nil {
+		return errorResult(err)
+	}
+	r, err := c.success(reg, value)
+	if err != nil {
+		return errorResult(err)
+	}
+	if fused.Err() != nil {
+		return abortedResult(false)
+	}
+	return r
+}
+
+func callBody(def *Definition, ctx context.Context, args any, run *Run) (v any, err error) {
+	defer recoverInto(&err)
+	if def.Execute == nil {
+		return nil, fmt.Errorf("tool %q has no execute function", def.Name)
+	}
+	return def.Execute(ctx, args, run)
+}
+
+// fuse returns a ctx cancelled when either is; the caller's own when they are
+// the same. release drops the link.
+func fuse(caller, other context.Context) (context.Context, func()) {
+	if other == caller {
+		return caller, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(caller)
+	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// normalize is D3: what the wrapper chain returned, made canonical.
+func (c *call) normalize(r *Result) (*Result, error) {
+	if r.canonical == c.exec.token {
+		return r, nil
+	}
+	if r.IsError {
+		f := r.Error
+		if f == nil {
+			f = &Failure{Message: ""}
+		}
+		out := &Result{IsError: true, Error: f, Content: r.Content, Meta: r.Meta, HasMeta: r.HasMeta}
+		return out.withContexts(r.AdditionalContexts), nil
+	}
+	reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+	if reg == nil {
+		return nil, errUnknownTool(c.exec.name)
+	}
+	out, err := c.success(reg, r.Value)
+	if err != nil {
+		return nil, err
+	}
+	return out.withContexts(r.AdditionalContexts), nil
+}
+
+// withContexts returns a copy of r carrying contexts (none: the key is absent).
+func (r *Result) withContexts(ms []Message) *Result {
+	out := *r
+	if len(ms) == 0 {
+		out.AdditionalContexts = nil
+	} else {
+		out.AdditionalContexts = append([]Message(nil), ms...)
+	}
+	return &out
+}
+
+// success builds a canonical success from a candidate value (§3.4, S1–S7).
+// Its errors are *OutputError.
+func (c *call) success(reg *registration, candidate any) (*Result, error) {
+	def := reg.def
+	fail := func(v string) error { return &OutputError{Tool: def.Name, Violations: []string{v}} }
+	value, err := dsl.Snapshot(candidate)
+	if err != nil {
+		return nil, fail("value is not lossless JSON")
+	}
+	if vs := reg.out.Validate(value); vs != nil {
+		return nil, &OutputError{Tool: def.Name, Violations: vs}
+	}
+	args := c.exec.arguments
+	content, err := callRender(def.Output.Render, args, value)
+	if err != nil {
+		return nil, fail("output.render failed: " + errorText(err))
+	}
+	if !contentLossless(content) {
+		return nil, fail("output.render returned non-lossless JSON")
+	}
+	r := &Result{Value: value, Content: content, canonical: c.exec.token}
+	if def.Output.PresentationMeta != nil {
+		meta, err := callMeta(def.Output.PresentationMeta, args, value)
+		if err != nil {
+			return nil, fail("output.presentationMeta failed: " + errorText(err))
+		}
+		if r.Meta, err = dsl.Snapshot(meta); err != nil {
+			return nil, fail("output.presentationMeta returned non-lossless JSON")
+		}
+		r.HasMeta = true
+	}
+	_, r.ConcludesTurn = c.run.state()
+	return r, nil
+}
+
+func callRender(f func(args, value any) ([]Block, error), args, value any) (b []Block, err error) {
+	defer recoverInto(&err)
+	return f(args, value)
+}
+
+func callMeta(f func(args, value any) (any, error), args, value any) (m any, err error) {
+	defer recoverInto(&err)
+	return f(args, value)
+}
+
+// contentLossless reports whether blocks are lossless JSON.
+func contentLossless(blocks []Block) bool {
+	for _, b := range blocks {
+		switch x := b.(type) {
+		case TextBlock, ReasoningBlock:
+			if !dsl.IsLossless(blockText(x)) {
+				return false
+			}
+		case nil:
+			return false
+		default:
+			if !dsl.IsLossless(b.JSON()) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func blockText(b Block) string {
+	switch x := b.(type) {
+	case TextBlock:
+		return x.Text
+	case ReasoningBlock:
+		return x.Text
+	}
+	return ""
+}
+
+// postExecute is §3.5 (F0–F7), then finish.
+func (c *call) postExecute(r *Result) *Result {
+	out, err := c.postSteps(r)
+	if err != nil {
+		out = errorResult(err)
+	}
+	return c.finish(out)
+}
+
+func (c *call) postSteps(r *Result) (*Result, error) {
+	if c.project != nil {
+		blocks, err := callFinalizer(c.project, c.exec, r)
+		if err != nil {
+			return nil, err
+		}
+		if blocks != nil {
+			cp := *r
+			cp.Content = blocks
+			r = &cp
+		}
+	}
+	d, err := c.svc.runPost(c.ctx, c.exec, r)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case d.Kind == PostBlock:
+		msg := blocksText(d.Feedback)
+		if msg == "" {
+			msg = msgBlocked
+		}
+		out := &Result{IsError: true, Error: &Failure{Message: msg}, Content: d.Feedback}
+		r = out.withContexts(d.AdditionalContexts)
+	case d.HasContent && d.HasValue:
+		return nil, errors.New(msgBothValueAndContent)
+	case d.HasValue:
+		if r.IsError {
+			return nil, errors.New(msgValueOfFailed)
+		}
+		reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+		if reg == nil {
+			return nil, errUnknownTool(c.exec.name)
+		}
+		out, err := c.success(reg, d.Value)
+		if err != nil {
+			return nil, err
+		}
+		r = out.withContexts(append(append([]Message(nil), r.AdditionalContexts...), d.AdditionalContexts...))
+	default:
+		cp := *r
+		if d.HasContent {
+			cp.Content = d.Content
+		}
+		r = cp.withContexts(append(append([]Message(nil), r.AdditionalContexts...), d.AdditionalContexts...))
+	}
+	if c.ctx.Err() != nil && !r.IsError {
+		r = abortedResult(!c.invoked).withContexts(r.AdditionalContexts)
+	}
+	return r, nil
+}
+
+// runPost runs the tools/post-execute waterfall and checks its decision.
+func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (PostDecision, error) {
+	if s.post.empty() {
+		return Accept(), nil
+	}
+	it := s.post.iter()
+	var next func() (PostDecision, error)
+	next = func() (d PostDecision, err error) {
+		l := it.next(exec.agent)
+		if l == nil {
+			return Accept(), nil
+		}
+		defer recoverInto(&err)
+		return l.fn(ctx, exec, r, next)
+	}
+	d, err := next()
+	if err != nil {
+		return d, err
+	}
+	switch d.Kind {
+	case PostAccept:
+		if d.Feedback != nil {
+			return d, errors.New(`tools/post-execute decision "accept" carries feedback`)
+		}
+	case PostBlock:
+		if d.HasContent || d.HasValue {
+			return d, errors.New(`tools/post-execute decision "block" carries content or a value`)
+		}
+	default:
+		return d, fmt.Errorf("tools/post-execute listener returned an invalid decision kind %q", d.Kind)
+	}
+	return d, nil
+}
+
+func callFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution, r *Result) (b []Block, err error) {
+	defer recoverInto(&err)
+	return f(exec, r)
+}
+
+// finish is §3.7 (M1–M5): every outcome goes through it exactly once.
+func (c *call) finish(r *Result) *Result {
+	r = materialize(r)
+	if c.finalize != nil {
+		blocks, err := callFinalizer(c.finalize, c.exec, r)
+		switch {
+		case err != nil:
+			r = errorResult(err)
+		case blocks != nil:
+			cp := *r
+			cp.Content = blocks
+			if !resultLossless(&cp) {
+				r = failureResult(&Failure{Message: msgResultNotLossless})
+			} else {
+				r = &cp
+			}
+		}
+	}
+	c.svc.notifyResult(c.exec, r)
+	return r
+}
+
+// materialize returns r detached, or the lossless-result failure (M1).
+func materialize(r *Result) *Result {
+	if !resultLossless(r) {
+		return failureResult(&Failure{Message: msgResultNotLossless})
+	}
+	out := *r
+	out.Content = append([]Block(nil), r.Content...)
+	if out.Content == nil {
+		out.Content = []Block{}
+	}
+	if len(r.AdditionalContexts) == 0 {
+		out.AdditionalContexts = nil
+	} else {
+		out.AdditionalContexts = append([]Message(nil), r.AdditionalContexts...)
+	}
+	if out.IsError {
+		out.Value, out.ConcludesTurn = nil, false
+	}
+	return &out
+}
+
+func resultLossless(r *Result) bool {
+	if !contentLossless(r.Content) {
+		return false
+	}
+	if r.HasMeta && !dsl.IsLossless(r.Meta) {
+		return false
+	}
+	if r.IsError && (r.Error == nil || !dsl.IsLossless(r.Error.Message)) {
+		return false
+	}
+	for _, m := range r.AdditionalContexts {
+		if !dsl.IsLossless(m.JSON()) {
+			return false
+		}
+	}
+	return true
+}
+
+// notifyResult emits tools/result; observers' failures are contained (M4).
+func (s *Service) notifyResult(exec *Execution, r *Result) {
+	if s.result.empty() {
+		return
+	}
+	it := s.result.iter()
+	for l := it.next(exec.agent); l != nil; l = it.next(exec.agent) {
+		if err := callObserver(func() error { return l.fn(exec, r) }); err != nil {
+			s.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", exec.name, exec.callID, errorText(err)))
+		}
+	}
+}

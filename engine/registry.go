@@ -1,0 +1,576 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// TransportName is the reserved name of the programmatic tool-calling transport.
+const TransportName = "run_code"
+
+// registration is one registered tool in one layer.
+type registration struct {
+	def   *Definition
+	out   *dsl.Schema // the compiled output schema
+	when  WhenFunc
+	layer *Agent // nil: the global layer
+}
+
+// restriction is one restrict() filter of a layer.
+type restriction struct {
+	allow map[string]bool // nil when the filter has no allow list
+	deny  map[string]bool
+}
+
+func (r *restriction) admits(name string) bool {
+	if r.allow != nil && !r.allow[name] {
+		return false
+	}
+	return !r.deny[name]
+}
+
+type guardEntry struct{ fn GuardFunc }
+
+// layer is the global layer or one agent's.
+type layer struct {
+	tools        []*registration // registration order
+	byName       map[string]*registration
+	restrictions []*restriction
+	guards       []*guardEntry
+}
+
+func newLayer() *layer { return &layer{byName: map[string]*registration{}} }
+
+func (l *layer) empty() bool {
+	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0
+}
+
+// WhenFunc is a step-time activation condition of a registration.
+type WhenFunc func(ctx context.Context, w WhenContext) (bool, error)
+
+// WhenContext is what an activation condition sees.
+type WhenContext struct {
+	Agent          *Agent
+	ModelSelection any
+}
+
+// RegisterOption configures a registration.
+type RegisterOption func(*registration)
+
+// When makes a registration conditional: it is usable only in steps whose
+// resolved tool set admitted it.
+func When(cond WhenFunc) RegisterOption { return func(r *registration) { r.when = cond } }
+
+// ListenerOption configures a listener registration.
+type ListenerOption func(*listenerConfig)
+
+type listenerConfig struct{ prepend bool }
+
+// Prepend makes the listener outermost (before every listener registered so far).
+func Prepend() ListenerOption { return func(c *listenerConfig) { c.prepend = true } }
+
+func prepended(opts []ListenerOption) bool {
+	var c listenerConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	return c.prepend
+}
+
+// register validates and adds a definition to agent's layer (§2.2).
+func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption) (Disposer, error) {
+	if def == nil {
+		return nil, errors.New("tools.register: the definition is nil")
+	}
+	name := def.Name
+	if def.Output.Render == nil {
+		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", name)
+	}
+	out, err := dsl.Compile(def.Output.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if def.Timeout < 0 {
+		return nil, fmt.Errorf("tool %q timeoutMs must be a positive finite number", name)
+	}
+	if name == TransportName {
+		return nil, errors.New(`tool name "run_code" is reserved for the PTC transport and cannot be registered or shadowed`)
+	}
+	reg := &registration{def: def, out: out, layer: agent}
+	for _, o := range opts {
+		o(reg)
+	}
+
+	s.mu.Lock()
+	l := s.layerFor(agent, true)
+	if _, dup := l.byName[name]; dup {
+		if agent == nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scope, agent.ctx, instead)", name)
+		}
+		s.mu.Unlock()
+		return nil, fmt.Errorf("tool %q is already registered in this scope", name)
+	}
+	l.tools = append(l.tools, reg)
+	l.byName[name] = reg
+	s.mu.Unlock()
+
+	if err := s.emitChange(Change{Kind: ChangeRegister, Agent: agent, Name: name}, true); err != nil {
+		s.unregister(reg)
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			if s.unregister(reg) {
+				_ = s.emitChange(Change{Kind: ChangeDispose, Agent: agent, Name: name}, false)
+			}
+		})
+	}, nil
+}
+
+// unregister removes reg; it reports whether reg was still registered.
+func (s *Service) unregister(reg *registration) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.layerFor(reg.layer, false)
+	if l == nil || l.byName[reg.def.Name] != reg {
+		return false
+	}
+	delete(l.byName, reg.def.Name)
+	l.tools = slices.DeleteFunc(l.tools, func(r *registration) bool { return r == reg })
+	l.dropIfEmpty(s, reg.layer)
+	return true
+}
+
+// layerFor returns agent's layer (the global one for nil), creating it when
+// create is set. Callers hold s.mu.
+func (s *Service) layerFor(agent *Agent, create bool) *layer {
+	if agent == nil {
+		return s.global
+	}
+	l := s.layers[agent]
+	if l == nil && create {
+		l = newLayer()
+		s.layers[agent] = l
+	}
+	return l
+}
+
+// dropIfEmpty forgets an agent's layer once nothing is left in it.
+func (l *layer) dropIfEmpty(s *Service, agent *Agent) {
+	if agent != nil && l.empty() {
+		delete(s.layers, agent)
+	}
+}
+
+// emitChange tells every tools/change listener. During a registration
+// (propagate) the first failure is returned; otherwise failures are logged.
+func (s *Service) emitChange(c Change, propagate bool) error {
+	if s.change.empty() {
+		return nil
+	}
+	it := s.change.iter()
+	for l := it.next(nil); l != nil; l = it.next(nil) {
+		err := callObserver(func() error { return l.fn(c) })
+		if err == nil {
+			continue
+		}
+		if propagate {
+			return err
+		}
+		s.logger.Warn("tools/change listener failed: "+errorText(err), "kind", string(c.Kind), "tool", c.Name)
+	}
+	return nil
+}
+
+// callObserver runs an observer, turning a panic into an error.
+func callObserver(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError{v}
+		}
+	}()
+	return f()
+}
+
+// panicError carries a recovered panic value as an error.
+type panicError struct{ v any }
+
+func (p panicError) Error() string { return errorText(p.v) }
+
+// Filter is a restriction: Allow keeps only the listed inherited tools (an
+// empty, non-nil Allow hides them all); Deny removes the listed ones.
+type Filter struct {
+	Allow []string
+	Deny  []string
+}
+
+// restrict adds a filter to agent's layer (§2.3).
+func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
+	if agent == nil {
+		return nil, errors.New("tools.restrict() requires an agent scope: it requires a scoped context (an agent's ctx), not the plain one")
+	}
+	if f.Allow == nil && f.Deny == nil {
+		return nil, errors.New("tools.restrict({}) is a no-op: pass allow, deny or both")
+	}
+	names := append(append([]string(nil), f.Allow...), f.Deny...)
+	if slices.Contains(names, TransportName) {
+		return nil, errors.New(`tools.restrict() cannot name reserved PTC transport "run_code"; restrict end-capability tools instead`)
+	}
+	r := &restriction{deny: map[string]bool{}}
+	if f.Allow != nil {
+		r.allow = map[string]bool{}
+		for _, n := range f.Allow {
+			r.allow[n] = true
+		}
+	}
+	for _, n := range f.Deny {
+		r.deny[n] = true
+	}
+
+	s.mu.Lock()
+	inherited := s.inheritedNames(agent)
+	var unknown []string
+	for _, n := range names {
+		if !inherited[n] && !slices.Contains(unknown, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		s.mu.Unlock()
+		known := make([]string, 0, len(inherited))
+		for n := range inherited {
+			known = append(known, n)
+		}
+		slices.Sort(known)
+		list := "(none)"
+		if len(known) > 0 {
+			list = strings.Join(known, ", ")
+		}
+		quoted := make([]string, len(unknown))
+		for i, n := range unknown {
+			quoted[i] = fmt.Sprintf("%q", n)
+		}
+		noun := "tool"
+		if len(unknown) > 1 {
+			noun = "tools"
+		}
+		return nil, fmt.Errorf("tools.restrict() names unknown global %s %s; known global tools: %s", noun, strings.Join(quoted, ", "), list)
+	}
+	l := s.layerFor(agent, true)
+	l.restrictions = append(l.restrictions, r)
+	s.mu.Unlock()
+	_ = s.emitChange(Change{Kind: ChangeRestrict, Agent: agent}, false)
+
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if l := s.layerFor(agent, false); l != nil {
+				l.restrictions = slices.DeleteFunc(l.restrictions, func(x *restriction) bool { return x == r })
+				l.dropIfEmpty(s, agent)
+			}
+			s.mu.Unlock()
+			_ = s.emitChange(Change{Kind: ChangeLift, Agent: agent}, false)
+		})
+	}, nil
+}
+
+// inheritedNames returns the names agent inherits: the global layer's and its
+// ancestors', not its own. Callers hold s.mu.
+func (s *Service) inheritedNames(agent *Agent) map[string]bool {
+	names := map[string]bool{}
+	for n := range s.global.byName {
+		names[n] = true
+	}
+	for a := agent.parent; a != nil; a = a.parent {
+		if l := s.layers[a]; l != nil {
+			for n := range l.byName {
+				names[n] = true
+			}
+		}
+	}
+	return names
+}
+
+// guard adds a deny-only guard to agent's layer (§2.5); no tools/change.
+func (s *Service) guard(agent *Agent, fn GuardFunc) Disposer {
+	g := &guardEntry{fn: fn}
+	s.mu.Lock()
+	l := s.layerFor(agent, true)
+	l.guards = append(l.guards, g)
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if l := s.layerFor(agent, false); l != nil {
+				l.guards = slices.DeleteFunc(l.guards, func(x *guardEntry) bool { return x == g })
+				l.dropIfEmpty(s, agent)
+			}
+			s.mu.Unlock()
+		})
+	}
+}
+
+// guards returns the guards that judge a call made as agent, in evaluation
+// order: global ones, then each chain layer from the farthest ancestor.
+func (s *Service) guardsFor(agent *Agent) []GuardFunc {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []GuardFunc
+	for _, g := range s.global.guards {
+		out = append(out, g.fn)
+	}
+	if agent != nil {
+		for _, a := range agent.chain() {
+			if l := s.layers[a]; l != nil {
+				for _, g := range l.guards {
+					out = append(out, g.fn)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkGuards runs the guards; the first non-empty reason is the denial.
+func (s *Service) checkGuards(ctx context.Context, exec *Execution) (reason string, err error) {
+	for _, g := range s.guardsFor(exec.agent) {
+		r, err := callGuard(ctx, g, exec)
+		if err != nil {
+			return "", err
+		}
+		if r != "" {
+			return r, nil
+		}
+	}
+	return "", nil
+}
+
+func callGuard(ctx context.Context, g GuardFunc, exec *Execution) (reason string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError{v}
+		}
+	}()
+	return g(ctx, exec)
+}
+
+// lookup resolves the visible registration of name for agent (§2.4), ignoring
+// activation conditions. Callers hold s.mu (read).
+func (s *Service) lookup(name string, agent *Agent) *registration {
+	if agent == nil {
+		return s.global.byName[name]
+	}
+	if l := s.layers[agent]; l != nil {
+		if r := l.byName[name]; r != nil {
+			return r
+		}
+	}
+	var r *registration
+	for a := agent.parent; a != nil && r == nil; a = a.parent {
+		if l := s.layers[a]; l != nil {
+			r = l.byName[name]
+		}
+	}
+	if r == nil {
+		r = s.global.byName[name]
+	}
+	if r == nil || !s.admitted(name, agent) {
+		return nil
+	}
+	return r
+}
+
+// admitted reports whether every restriction of agent's chain admits an
+// inherited name. Callers hold s.mu.
+func (s *Service) admitted(name string, agent *Agent) bool {
+	for a := agent; a != nil; a = a.parent {
+		if l := s.layers[a]; l != nil {
+			for _, r := range l.restrictions {
+				if !r.admits(name) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// usable applies a step's tool set: with one, only what it admitted; without,
+// no conditional registration.
+func usable(r *registration, set *ToolSet) bool {
+	if r == nil {
+		return false
+	}
+	if set != nil {
+		return set.admitted[r]
+	}
+	return r.when == nil
+}
+
+// resolve returns the usable registration of name for agent, including the
+// reserved transport for scopes whose executor provides it.
+func (s *Service) resolve(name string, agent *Agent, set *ToolSet) *registration {
+	if name == TransportName {
+		return s.transportFor(agent)
+	}
+	s.mu.RLock()
+	r := s.lookup(name, agent)
+	s.mu.RUnlock()
+	if !usable(r, set) {
+		return nil
+	}
+	return r
+}
+
+// visible returns agent's visible registrations in presentation order (§2.4),
+// conditional ones included, the transport excluded.
+func (s *Service) visible(agent *Agent) []*registration {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var order []*registration
+	pos := map[string]int{}
+	add := func(r *registration) {
+		if i, ok := pos[r.def.Name]; ok {
+			order[i] = r
+			return
+		}
+		pos[r.def.Name] = len(order)
+		order = append(order, r)
+	}
+	for _, r := range s.global.tools {
+		add(r)
+	}
+	if agent == nil {
+		return order
+	}
+	chain := agent.chain()
+	for _, a := range chain[:len(chain)-1] {
+		if l := s.layers[a]; l != nil {
+			for _, r := range l.tools {
+				add(r)
+			}
+		}
+	}
+	kept := order[:0:0]
+	kpos := map[string]int{}
+	for _, r := range order {
+		if s.admitted(r.def.Name, agent) {
+			kpos[r.def.Name] = len(kept)
+			kept = append(kept, r)
+		}
+	}
+	if l := s.layers[agent]; l != nil {
+		for _, r := range l.tools {
+			if i, ok := kpos[r.def.Name]; ok {
+				kept[i] = r
+				continue
+			}
+			if i, ok := pos[r.def.Name]; ok {
+				// Shadowing a restricted-away name: it keeps that name's place.
+				kept = insertAt(kept, kpos, r, i, pos)
+				continue
+			}
+			kpos[r.def.Name] = len(kept)
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// insertAt puts r where its name stood in the unrestricted order.
+func insertAt(kept []*registration, kpos map[string]int, r *registration, orig int, pos map[string]int) []*registration {
+	at := len(kept)
+	for i, k := range kept {
+		if pos[k.def.Name] > orig {
+			at = i
+			break
+		}
+	}
+	kept = slices.Insert(kept, at, r)
+	for i := at; i < len(kept); i++ {
+		kpos[kept[i].def.Name] = i
+	}
+	return kept
+}
+
+// ToolSet is one step's resolved tool set: the registrations admitted for it.
+type ToolSet struct {
+	agent    *Agent
+	admitted map[*registration]bool
+}
+
+// resolveSet evaluates the activation conditions of agent's visible tools.
+// A failing condition rejects the whole resolution.
+func (s *Service) resolveSet(ctx context.Context, agent *Agent, modelSelection any) (*ToolSet, error) {
+	set := &ToolSet{agent: agent, admitted: map[*registration]bool{}}
+	for _, r := range s.visible(agent) {
+		if r.when == nil {
+			set.admitted[r] = true
+			continue
+		}
+		ok, err := callWhen(ctx, r.when, WhenContext{Agent: agent, ModelSelection: modelSelection})
+		if err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if ok {
+			set.admitted[r] = true
+		}
+	}
+	return set, nil
+}
+
+func callWhen(ctx context.Context, f WhenFunc, w WhenContext) (ok bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = panicError{v}
+		}
+	}()
+	return f(ctx, w)
+}
+
+// definitions returns the usable visible definitions.
+func (s *Service) definitions(agent *Agent, set *ToolSet) []*Definition {
+	var out []*Definition
+	for _, r := range s.visible(agent) {
+		if usable(r, set) {
+			out = append(out, r.def)
+		}
+	}
+	return out
+}
+
+// schemas projects the visible tools to the model-facing wire form.
+func (s *Service) schemas(agent *Agent, set *ToolSet) ([]ToolSchema, error) {
+	defs := s.definitions(agent, set)
+	out := make([]ToolSchema, 0, len(defs))
+	for _, d := range defs {
+		ts, err := projectSchema(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// projectSchema is a definition's wire form, its parameters a fresh snapshot.
+func projectSchema(d *Definition) (ToolSchema, error) {
+	params, err := dsl.Snapshot(d.Parameters)
+	if err != nil {
+		return ToolSchema{}, fmt.Errorf("tool %q parameters must be lossless JSON before schema projection", d.Name)
+	}
+	return ToolSchema{Name: d.Name, Description: d.Description, Parameters: params}, nil
+}
