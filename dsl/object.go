@@ -151,3 +151,21 @@ func (o *Object) All() iter.Seq2[string, any] {
 		}
 	}
 }
+
+// MarshalJSON writes the object as canonical JSON, members in order.
+func (o *Object) MarshalJSON() ([]byte, error) { return Marshal(o) }
+
+// UnmarshalJSON reads a JSON object, keeping its key order, with the rules of
+// [Unmarshal].
+func (o *Object) UnmarshalJSON(data []byte) error {
+	v, err := Unmarshal(data)
+	if err != nil {
+		return err
+	}
+	x, ok := v.(*Object)
+	if !ok {
+		return &SyntaxError{Msg: "a JSON object is required"}
+	}
+	*o = *x
+	return nil
+}

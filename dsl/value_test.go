@@ -246,3 +246,21 @@ func TestSnapshotFindsCyclesAtAnyDepth(t *testing.T) {
 		t.Fatalf("err = %v, want a cycle", err)
 	}
 }
+
+func TestObjectWorksWithEncodingJSON(t *testing.T) {
+	type wrapper struct {
+		O *dsl.Object `json:"o"`
+	}
+	in := wrapper{O: obj("z", 1.0, "a", []any{"x"})}
+	text, err := json.Marshal(in)
+	if err != nil || string(text) != `{"o":{"z":1,"a":["x"]}}` {
+		t.Fatalf("json.Marshal = %s, %v", text, err)
+	}
+	var out wrapper
+	if err := json.Unmarshal(text, &out); err != nil || !dsl.Equal(out.O, in.O) || out.O.Keys()[0] != "z" {
+		t.Fatalf("json.Unmarshal = %v, %v", out.O, err)
+	}
+	if err := json.Unmarshal([]byte(`{"o":[1]}`), &out); err == nil {
+		t.Error("an array read into an Object should fail")
+	}
+}

@@ -41,14 +41,7 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	}
 	c := &call{svc: s, ctx: ctx, exec: exec}
 	// C2: the visible definition, and whether the surface is collapsed.
-	var reg *registration
-	if in.Name == TransportName {
-		reg = s.transportFor(in.Agent)
-	} else {
-		s.mu.RLock()
-		reg = s.lookup(in.Name, in.Agent)
-		s.mu.RUnlock()
-	}
+	reg := s.resolve(in.Name, in.Agent, in.ToolSet)
 	collapsed := reg != nil && in.Parent == nil && in.Name != TransportName && s.collapsed(in.Agent)
 	aborted := ctx.Err() != nil
 	// C3: capture the finalizer and projector before the arguments are read.
@@ -285,6 +278,11 @@ func fuse(caller, other context.Context) (context.Context, func()) {
 		return caller, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(caller)
+	if other.Err() != nil {
+		// AfterFunc would cancel from another goroutine, later.
+		cancel(context.Cause(other))
+		return ctx, func() {}
+	}
 	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
 	return ctx, func() { stop(); cancel(context.Canceled) }
 }

@@ -112,7 +112,7 @@ func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption)
 	if _, dup := l.byName[name]; dup {
 		if agent == nil {
 			s.mu.Unlock()
-			return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scope, agent.ctx, instead)", name)
+			return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)", name)
 		}
 		s.mu.Unlock()
 		return nil, fmt.Errorf("tool %q is already registered in this scope", name)
@@ -205,6 +205,13 @@ type panicError struct{ v any }
 
 func (p panicError) Error() string { return errorText(p.v) }
 
+// Unwrap returns the panic value when it is an error, so a coded error
+// raised by panic keeps its name and code.
+func (p panicError) Unwrap() error {
+	err, _ := p.v.(error)
+	return err
+}
+
 // Filter is a restriction: Allow keeps only the listed inherited tools (an
 // empty, non-nil Allow hides them all); Deny removes the listed ones.
 type Filter struct {
@@ -215,10 +222,10 @@ type Filter struct {
 // restrict adds a filter to agent's layer (§2.3).
 func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 	if agent == nil {
-		return nil, errors.New("tools.restrict() requires an agent scope: it requires a scoped context (an agent's ctx), not the plain one")
+		return nil, errors.New("tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead")
 	}
 	if f.Allow == nil && f.Deny == nil {
-		return nil, errors.New("tools.restrict({}) is a no-op: pass allow, deny or both")
+		return nil, errors.New("tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)")
 	}
 	names := append(append([]string(nil), f.Allow...), f.Deny...)
 	if slices.Contains(names, TransportName) {

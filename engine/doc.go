@@ -1,0 +1,55 @@
+// Package engine executes an agent's tool calls: the registry of tools and
+// scopes, the policy waterfalls, the one-call pipeline and the batch
+// scheduler, exactly as ../shared/spec/pipeline.md §1–§3 and §5 describe.
+//
+// # Using it
+//
+// [New] returns a [Service]. Tools, restrictions, guards and listeners are
+// registered through a [Scope]: [Service.Global] for the global layer,
+// [Service.Scope] for one [Agent]'s. A scope owns what it registers, and
+// [Scope.Dispose] removes it all, as disposing a plugin does. [Service.Call]
+// runs one call through the pipeline; [Scope.Execute] runs an assistant
+// step's batch through the scope's [Executor] (the [NativeExecutor] unless
+// [Scope.SetExecutor] chose another).
+//
+// A tool is a [Definition]: its model-facing schema, its mandatory output
+// contract (a schema, a renderer, optionally presentation metadata) and its
+// body. Policies are [PreExecuteFunc] (allow, deny, ask, cancel),
+// [ExecuteFunc] wrappers around dispatch (net/http-style middleware whose
+// next takes a ctx), [PostExecuteFunc] (accept, replace, block) and
+// [GuardFunc]. Tool failures are [Result]s, never Go errors; Go errors are
+// for contract misuse, such as a bad registration.
+//
+// # Go forms of the design's words
+//
+//   - An AbortSignal is a context.Context. A tools/execute wrapper replaces
+//     the signal by passing another ctx to next; the body receives the
+//     caller's ctx fused with it. Post-execute always sees the caller's.
+//   - A throw is a returned error, or a panic in listener or tool code: the
+//     engine recovers it and treats it alike. A coded error ([CodedError],
+//     such as [ToolError]) keeps its name and code as the failure's info.
+//   - "Frozen" values are detached snapshots (package dsl): arguments,
+//     values, content and metadata are copied at every boundary. Results and
+//     executions handed to listeners are shared and must not be modified.
+//   - Optional keys of the design ("meta", "additionalContexts") are absent in
+//     [Result.JSON] when unused; in Go, HasMeta and a nil slice say so.
+//
+// # Choices where the spec is silent
+//
+//   - Content blocks are typed ([TextBlock], [ToolCallBlock] …) when a
+//     block has exactly a known shape, and a [RawBlock] otherwise, so that
+//     unknown types and odd shapes round-trip unchanged.
+//   - A guard denies by returning a non-empty reason; "" abstains.
+//   - Definition.Timeout is a time.Duration: zero means none, negative is
+//     refused with the spec's timeoutMs message.
+//   - Where the spec's prose and its behaviour list disagree on a registry
+//     message, the upstream implementation's literal text is used: a
+//     duplicate global tool says "register through that agent's `agent.ctx`
+//     instead", and restrict from the global scope "requires a scoped context
+//     (agent.ctx)".
+//   - A tools/pre-execute decision carrying fields its kind does not take, or
+//     an unknown kind, fails closed like a throwing listener; so does a
+//     post-execute decision of an unknown kind.
+//   - A throwing content projector (ProjectContent) is a pipeline failure:
+//     the call's result is that error, and finalizeContent still runs.
+package engine
