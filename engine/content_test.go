@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"math"
 	"regexp"
 	"testing"
@@ -114,5 +115,29 @@ func TestResultJSONLeavesUnusedKeysOut(t *testing.T) {
 		Content: []engine.Block{engine.Text("Error: disk full")}}
 	if got := mustJSON(t, fail.JSON()); got != `{"isError":true,"error":{"message":"disk full","info":{"name":"HarnessError","code":"ENOSPC","reason":"quota"}},"content":[{"type":"text","text":"Error: disk full"}]}` {
 		t.Errorf("failure: %s", got)
+	}
+}
+
+// panicBlock is a custom block whose JSON method panics.
+type panicBlock struct{}
+
+func (panicBlock) BlockType() string { return "bad" }
+func (panicBlock) JSON() any         { panic("block exploded") }
+
+func TestABlockThatPanicsIsNotLosslessContent(t *testing.T) {
+	svc := engine.New()
+	_, err := svc.Global().Register(&engine.Definition{
+		Name: "t", Parameters: dsl.NewObject(),
+		Output: engine.Output{Schema: dsl.NewObject(), Render: func(_, _ any) ([]engine.Block, error) {
+			return []engine.Block{panicBlock{}}, nil
+		}},
+		Execute: func(context.Context, any, *engine.Run) (any, error) { return "x", nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: "t", Arguments: dsl.NewObject()})
+	if got := mustJSON(t, r.JSON()); got != `{"isError":true,"error":{"message":"tool \"t\" returned invalid output: output.render returned non-lossless JSON","info":{"name":"ToolOutputError","code":"INVALID_TOOL_OUTPUT"}},"content":[{"type":"text","text":"Error: tool \"t\" returned invalid output: output.render returned non-lossless JSON"}]}` {
+		t.Errorf("result %s", got)
 	}
 }

@@ -37,7 +37,7 @@ type Batch struct {
 	Calls []ToolCallBlock
 	Agent *Agent
 	// MaxParallelToolCalls overrides the executor's cap for this batch's root
-	// calls when positive.
+	// calls when positive; zero keeps the executor's; negative is an error.
 	MaxParallelToolCalls int
 	ToolSet              *ToolSet
 	// Log is where durable events go; they are written only when it is set

@@ -271,20 +271,27 @@ func callBody(def *Definition, ctx context.Context, args any, run *Run) (v any, 
 	return def.Execute(ctx, args, run)
 }
 
-// fuse returns a ctx cancelled when either is; the caller's own when they are
-// the same. release drops the link.
+// fuse returns a ctx cancelled when either is, with the earlier of their
+// deadlines and the caller's values; the caller's own when they are the same.
+// release drops the link.
 func fuse(caller, other context.Context) (context.Context, func()) {
 	if other == caller {
 		return caller, func() {}
 	}
-	ctx, cancel := context.WithCancelCause(caller)
+	base, stopDeadline := caller, context.CancelFunc(func() {})
+	if d, ok := other.Deadline(); ok {
+		if cd, has := caller.Deadline(); !has || d.Before(cd) {
+			base, stopDeadline = context.WithDeadlineCause(caller, d, context.Cause(other))
+		}
+	}
+	ctx, cancel := context.WithCancelCause(base)
 	if other.Err() != nil {
 		// AfterFunc would cancel from another goroutine, later.
 		cancel(context.Cause(other))
-		return ctx, func() {}
+		return ctx, stopDeadline
 	}
 	stop := context.AfterFunc(other, func() { cancel(context.Cause(other)) })
-	return ctx, func() { stop(); cancel(context.Canceled) }
+	return ctx, func() { stop(); cancel(context.Canceled); stopDeadline() }
 }
 
 // normalize is D3: what the wrapper chain returned, made canonical.
@@ -367,8 +374,14 @@ func callMeta(f func(args, value any) (any, error), args, value any) (m any, err
 	return f(args, value)
 }
 
-// contentLossless reports whether blocks are lossless JSON.
-func contentLossless(blocks []Block) bool {
+// contentLossless reports whether blocks are lossless JSON; a block whose
+// JSON method panics is not.
+func contentLossless(blocks []Block) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	for _, b := range blocks {
 		switch x := b.(type) {
 		case TextBlock, ReasoningBlock:
@@ -539,7 +552,12 @@ func materialize(r *Result) *Result {
 	return &out
 }
 
-func resultLossless(r *Result) bool {
+func resultLossless(r *Result) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
 	if !contentLossless(r.Content) {
 		return false
 	}

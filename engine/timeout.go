@@ -18,7 +18,7 @@ var errOwnDeadline = errors.New("tool call timeout policy deadline")
 // passes next a ctx derived from its own with that deadline, which the
 // pipeline fuses with the caller's for the body.
 //
-// When its own deadline fired while the caller's ctx was still live, a failed
+// When its own deadline fired while the caller's ctx was still live, the
 // result becomes
 //
 //	{isError: true, error: {message: "tool call timed out after <ms>ms",
@@ -27,8 +27,8 @@ var errOwnDeadline = errors.New("tool call timeout policy deadline")
 //
 // keeping the contexts the inner chain attached (body-deferred contexts are
 // attached by the pipeline as always); <ms> is the timeout in milliseconds as
-// JavaScript prints the number (1500, 1.5). A success that came back anyway
-// (the body finished before it noticed the deadline) is kept. An outer
+// JavaScript prints the number (1500, 1.5); so does a success that came back
+// after the deadline (a body that ignored its ctx). An outer
 // cancellation is left to the pipeline, which reports it as a cancellation
 // (ABORTED, or ABORTED_BEFORE_DISPATCH) and never as a timeout. The body is
 // awaited to completion either way: a body that ignores its ctx delays the
@@ -42,7 +42,11 @@ func TimeoutPolicy() ExecuteFunc {
 		tctx, cancel := context.WithTimeoutCause(ctx, def.Timeout, errOwnDeadline)
 		defer cancel()
 		r := next(tctx)
-		if r == nil || !r.IsError || ctx.Err() != nil || !errors.Is(context.Cause(tctx), errOwnDeadline) {
+		// The body's fused ctx carries the same deadline and may see it a
+		// moment before tctx's own timer fires: a passed deadline counts.
+		deadline, _ := tctx.Deadline()
+		fired := errors.Is(context.Cause(tctx), errOwnDeadline) || !time.Now().Before(deadline)
+		if r == nil || ctx.Err() != nil || !fired {
 			return r, nil
 		}
 		return errorResult(ErrToolTimeout(def.Timeout)).withContexts(r.AdditionalContexts), nil
