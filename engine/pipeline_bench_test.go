@@ -109,3 +109,32 @@ func TestRetainedMemoryDoesNotGrow(t *testing.T) {
 		t.Errorf("live heap grew from %d to %d bytes over 90,000 calls", before, after)
 	}
 }
+
+// BenchmarkCallGreetDefineTool is the same tool built with DefineTool: typed
+// arguments and output through encoding/json, plus argument validation.
+func BenchmarkCallGreetDefineTool(b *testing.B) {
+	type args struct {
+		Name string `json:"name"`
+	}
+	type out struct {
+		Greeting string `json:"greeting"`
+	}
+	def, err := engine.DefineTool(engine.ToolOptions[args, out]{
+		Name:        "greet",
+		Description: "Greet someone by name.",
+		Parameters:  dsl.Params(dsl.Prop("name", dsl.String().Required())),
+		Output:      dsl.ObjectOf(false, dsl.Prop("greeting", dsl.String().Required())),
+		Render:      func(_ args, o out) ([]engine.Block, error) { return []engine.Block{engine.Text(o.Greeting)}, nil },
+		Execute: func(_ context.Context, a args, _ *engine.Run) (out, error) {
+			return out{Greeting: "Hello, " + a.Name + "!"}, nil
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := engine.New()
+	if _, err := svc.Global().Register(def); err != nil {
+		b.Fatal(err)
+	}
+	benchCalls(b, svc)
+}
