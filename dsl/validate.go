@@ -366,15 +366,7 @@ func memberLossless(key string, v any) bool {
 	if !utf8.ValidString(key) {
 		return false
 	}
-	switch x := v.(type) {
-	case nil, bool:
-		return true
-	case string:
-		return utf8.ValidString(x)
-	case float64:
-		return floatReason(x) == ""
-	}
-	return CheckLossless(v) == nil
+	return plainScalar(v) || CheckLossless(v) == nil
 }
 
 func (n *node) declared(key string) bool {

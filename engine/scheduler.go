@@ -236,13 +236,8 @@ func (x *batchRun) mode(i int) (m Mode, ok bool) {
 func (x *batchRun) start(i int) {
 	s := &x.slots[i]
 	x.next++
-	if x.log != nil {
-		id, err := x.append(ToolCallEvent(x.b.Agent, s.in.CallID, s.in.Name, logged(s.in.Arguments)), s.in.CallID)
-		if err != nil {
-			x.fail(err)
-			return
-		}
-		s.callEvent = id
+	if !x.logCall(s) {
+		return
 	}
 	var (
 		c  *call
@@ -319,15 +314,24 @@ func (x *batchRun) commit() {
 func (x *batchRun) skip(i int) {
 	s := &x.slots[i]
 	x.next++
-	if x.log != nil {
-		id, err := x.append(ToolCallEvent(x.b.Agent, s.in.CallID, s.in.Name, logged(s.in.Arguments)), s.in.CallID)
-		if err != nil {
-			x.fail(err)
-			return
-		}
-		s.callEvent = id
+	if x.logCall(s) {
+		x.settle(i, materialize(abortedResult(true)))
 	}
-	x.settle(i, materialize(abortedResult(true)))
+}
+
+// logCall appends the slot's tool/call event, when the batch logs; it
+// reports false after an internal failure.
+func (x *batchRun) logCall(s *slot) bool {
+	if x.log == nil {
+		return true
+	}
+	id, err := x.append(ToolCallEvent(x.b.Agent, s.in.CallID, s.in.Name, logged(s.in.Arguments)), s.in.CallID)
+	if err != nil {
+		x.fail(err)
+		return false
+	}
+	s.callEvent = id
+	return true
 }
 
 // settle appends call i's tool/result and accepts r into the batch.
