@@ -83,8 +83,16 @@ func prepended(opts []ListenerOption) bool {
 	return c.prepend
 }
 
-// register validates and adds a definition to agent's layer (§2.2).
-func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption) (Disposer, error) {
+// ValidateDefinition runs the checks registration makes before it looks at
+// the layer (§2.2 steps 1–4): the output contract, the output schema, the
+// timeout and the reserved name. A script host calls it to report a bad
+// definition where the script registers it.
+func ValidateDefinition(def *Definition) error {
+	_, err := checkDefinition(def)
+	return err
+}
+
+func checkDefinition(def *Definition) (*dsl.Schema, error) {
 	if def == nil {
 		return nil, errors.New("tools.register: the definition is nil")
 	}
@@ -102,6 +110,31 @@ func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption)
 	if name == TransportName {
 		return nil, errors.New(`tool name "run_code" is reserved for the PTC transport and cannot be registered or shadowed`)
 	}
+	return out, nil
+}
+
+// ValidateFilter runs the checks restrict makes that do not depend on the
+// registry (§2.3 steps 1–3) for a restriction of agent's scope.
+func ValidateFilter(agent *Agent, f Filter) error {
+	if agent == nil {
+		return errors.New("tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead")
+	}
+	if f.Allow == nil && f.Deny == nil {
+		return errors.New("tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)")
+	}
+	if slices.Contains(f.Allow, TransportName) || slices.Contains(f.Deny, TransportName) {
+		return errors.New(`tools.restrict() cannot name reserved PTC transport "run_code"; restrict end-capability tools instead`)
+	}
+	return nil
+}
+
+// register validates and adds a definition to agent's layer (§2.2).
+func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption) (Disposer, error) {
+	out, err := checkDefinition(def)
+	if err != nil {
+		return nil, err
+	}
+	name := def.Name
 	reg := &registration{def: def, out: out, layer: agent}
 	for _, o := range opts {
 		o(reg)
@@ -221,16 +254,10 @@ type Filter struct {
 
 // restrict adds a filter to agent's layer (§2.3).
 func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
-	if agent == nil {
-		return nil, errors.New("tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead")
-	}
-	if f.Allow == nil && f.Deny == nil {
-		return nil, errors.New("tools.restrict({}) is a no-op: pass `allow` and/or `deny` (an empty filter is almost always a materialized-empty-config bug)")
+	if err := ValidateFilter(agent, f); err != nil {
+		return nil, err
 	}
 	names := append(append([]string(nil), f.Allow...), f.Deny...)
-	if slices.Contains(names, TransportName) {
-		return nil, errors.New(`tools.restrict() cannot name reserved PTC transport "run_code"; restrict end-capability tools instead`)
-	}
 	r := &restriction{deny: map[string]bool{}}
 	if f.Allow != nil {
 		r.allow = map[string]bool{}

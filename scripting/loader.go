@@ -1,0 +1,168 @@
+package scripting
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dsh-go/dsh/engine"
+)
+
+// DefaultLoadTimeout bounds a plugin's top level.
+const DefaultLoadTimeout = 5 * time.Second
+
+// Host loads the plugins of one language (JavaScript and TypeScript, Lua).
+type Host interface {
+	// Extensions are the file extensions the host loads, such as ".ts".
+	Extensions() []string
+	// Load evaluates src's top level in fresh interpreter instances and makes
+	// its effects through p (they are recorded, and committed by the loader
+	// when Load returns nil). ctx carries the load deadline. An error is the
+	// plugin's diagnostic: a *Diagnostic keeps its position.
+	Load(ctx context.Context, p *Plugin, src Source) error
+}
+
+// Source is one plugin file.
+type Source struct {
+	Root     string // the scripts directory
+	Rel      string // the file, relative to Root, with forward slashes
+	Code     []byte
+	Revision string // the content hash
+}
+
+// Path returns the file's path on disk.
+func (s Source) Path() string { return filepath.Join(s.Root, filepath.FromSlash(s.Rel)) }
+
+// Loader loads scripts directories into an engine.
+type Loader struct {
+	Service     *engine.Service
+	Hosts       []Host
+	LoadTimeout time.Duration // DefaultLoadTimeout when zero
+	Logger      *slog.Logger  // discards when nil
+	// Agents maps the agent ids scripts name (tools.scope("worker")) to the
+	// engine's agents, the same ones calls run as. Nil: each plugin gets a
+	// directory of its own.
+	Agents func(id string) *engine.Agent
+}
+
+// Loaded is a plugin that loaded: live in the engine until disposed.
+type Loaded struct {
+	*Plugin
+	Source   Source
+	LoadedAt time.Time
+}
+
+// Revision returns the content hash of the version that loaded.
+func (l *Loaded) Revision() string { return l.Source.Revision }
+
+func (l *Loader) logger() *slog.Logger {
+	if l.Logger != nil {
+		return l.Logger
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+func (l *Loader) extensions() []string {
+	var exts []string
+	for _, h := range l.Hosts {
+		exts = append(exts, h.Extensions()...)
+	}
+	return exts
+}
+
+func (l *Loader) host(rel string) Host {
+	ext := filepath.Ext(rel)
+	for _, h := range l.Hosts {
+		for _, e := range h.Extensions() {
+			if e == ext {
+				return h
+			}
+		}
+	}
+	return nil
+}
+
+// LoadDir loads every plugin of the scripts directory root (the file rules of
+// [PluginFiles]). Each file that fails gives one diagnostic and leaves nothing
+// behind, while the others load. The error is for a root that cannot be read.
+func (l *Loader) LoadDir(ctx context.Context, root string) ([]*Loaded, []*Diagnostic, error) {
+	files, err := PluginFiles(root, l.extensions())
+	if err != nil {
+		return nil, nil, err
+	}
+	var loaded []*Loaded
+	var diags []*Diagnostic
+	for _, rel := range files {
+		p, err := l.Load(ctx, root, rel)
+		if err != nil {
+			var d *Diagnostic
+			if !errors.As(err, &d) {
+				d = &Diagnostic{File: rel, Message: err.Error(), Err: err}
+			}
+			diags = append(diags, d)
+			l.logger().Warn("plugin failed to load", "plugin", rel, "error", d.Error())
+			continue
+		}
+		loaded = append(loaded, p)
+	}
+	return loaded, diags, nil
+}
+
+// Load loads one plugin, rel relative to root: its host evaluates the top
+// level under the load deadline, then its effects are committed all
+// together. On failure nothing of it stays registered and the error is a
+// *Diagnostic.
+func (l *Loader) Load(ctx context.Context, root, rel string) (*Loaded, error) {
+	h := l.host(rel)
+	if h == nil {
+		return nil, &Diagnostic{File: rel, Message: "no script host loads " + filepath.Ext(rel) + " files"}
+	}
+	code, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, &Diagnostic{File: rel, Message: err.Error(), Err: err}
+	}
+	sum := sha256.Sum256(code)
+	src := Source{Root: root, Rel: rel, Code: code, Revision: hex.EncodeToString(sum[:])}
+	p := NewPlugin(l.Service, rel, l.Agents)
+	timeout := l.LoadTimeout
+	if timeout <= 0 {
+		timeout = DefaultLoadTimeout
+	}
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	err = h.Load(lctx, p, src)
+	cancel()
+	if err == nil {
+		err = p.Commit()
+	}
+	if err != nil {
+		_ = p.Dispose(context.Background())
+		var d *Diagnostic
+		if errors.As(err, &d) {
+			if d.File == "" {
+				d.File = rel
+			}
+			return nil, d
+		}
+		return nil, &Diagnostic{File: rel, Message: err.Error(), Err: err}
+	}
+	l.logger().Info("plugin loaded", "plugin", rel, "revision", src.Revision[:12])
+	return &Loaded{Plugin: p, Source: src, LoadedAt: time.Now()}, nil
+}
+
+// DisposeAll disposes plugins, each waiting for its in-flight calls until
+// ctx is done; it returns the first error.
+func DisposeAll(ctx context.Context, plugins []*Loaded) error {
+	var first error
+	for _, p := range plugins {
+		if err := p.Dispose(ctx); err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", p.Source.Rel, err)
+		}
+	}
+	return first
+}
