@@ -1,0 +1,214 @@
+package js
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
+)
+
+// limits bound every value converted at the boundary.
+var limits = jsvalue.Limits{MaxDepth: 100_000, MaxNodes: 1_000_000}
+
+// callState is what one script call shares between its job and its
+// cancellation hook, both on the loop.
+type callState struct {
+	controllers []*goja.Object // signals to abort when the call is cancelled
+	release     []func()       // run when the call settles
+}
+
+func (st *callState) done() {
+	for _, f := range st.release {
+		f()
+	}
+	st.release = nil
+}
+
+// errTimedOut reports a script call cut by its own deadline.
+type errTimedOut struct {
+	what string
+	d    time.Duration
+}
+
+func (e *errTimedOut) Error() string {
+	ms, _ := dsl.Marshal(float64(e.d) / float64(time.Millisecond))
+	return fmt.Sprintf("%s timed out after %sms", e.what, ms)
+}
+
+// invoke runs a script callback of the plugin on its current instance.
+// what names the callback in errors; timeout > 0 bounds the call (bodies
+// get 0: the timeout policy bounds them); run calls the script on the loop
+// and convert turns its settled value into Go there.
+func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
+	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
+	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
+	exit, ok := pl.plugin.Enter()
+	if !ok {
+		return nil, errors.New("the plugin has been disposed")
+	}
+	defer exit()
+	var cancel context.CancelFunc = func() {}
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &errTimedOut{what: what, d: timeout})
+	}
+	defer cancel()
+	inst, err := pl.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st := &callState{}
+	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+		return run(inst, vm, st)
+	}, func(vm *goja.Runtime) {
+		for _, c := range st.controllers {
+			inst.abortController(vm, c, "the call was cancelled")
+		}
+	}, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
+		defer st.done()
+		if err != nil {
+			return nil, inst.thrown(vm, err)
+		}
+		return convert(inst, vm, v)
+	})
+	if errors.Is(err, eventloop.ErrInterrupted) {
+		var to *errTimedOut
+		if cause := context.Cause(ctx); errors.As(cause, &to) {
+			return nil, to
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, fmt.Errorf("%s was interrupted: %w", what, cause)
+		}
+	}
+	return v, err
+}
+
+// thrown converts a script's exception into a Go error: a coded error keeps
+// its name and code, so the failure's info carries them.
+func (i *instance) thrown(vm *goja.Runtime, err error) error {
+	var je *eventloop.JSError
+	if !errors.As(err, &je) {
+		return err
+	}
+	if code := thrownCode(je); code != "" && je.Name != "" {
+		return engine.NewError(je.Name, code, je.Message)
+	}
+	return errors.New(je.Message)
+}
+
+// key records a callback object under the next effect key.
+func (i *instance) key(cb *goja.Object) int {
+	k := i.seq
+	i.seq++
+	i.callbacks[k] = cb
+	return k
+}
+
+// callback returns the function property name of the object stored at key.
+func (i *instance) callback(key int, name string) (goja.Callable, *goja.Object, error) {
+	obj := i.callbacks[key]
+	if obj == nil {
+		return nil, nil, errors.New("the script callback is gone (it was registered by an instance that was replaced)")
+	}
+	if name == "" {
+		fn, ok := goja.AssertFunction(obj)
+		if !ok {
+			return nil, nil, errors.New("the script callback is not a function")
+		}
+		return fn, obj, nil
+	}
+	fn, ok := goja.AssertFunction(obj.Get(name))
+	if !ok {
+		return nil, nil, fmt.Errorf("%s is not a function", name)
+	}
+	return fn, obj, nil
+}
+
+// toJS converts a Go value for the script; values the engine hands over are
+// lossless, so a failure is a bug reported as an error.
+func toJS(vm *goja.Runtime, v any) (goja.Value, error) {
+	if _, undef := v.(dsl.Undefined); undef {
+		return goja.Undefined(), nil
+	}
+	return jsvalue.ToJS(vm, v)
+}
+
+// toGo converts a script's value at the boundary.
+func toGo(vm *goja.Runtime, v goja.Value, root string) (any, error) {
+	return jsvalue.ToGo(vm, v, root, limits)
+}
+
+// newController makes an AbortController whose signal the call's
+// cancellation aborts.
+func (i *instance) newController(vm *goja.Runtime, st *callState, ctx context.Context) (*goja.Object, goja.Value) {
+	newc, _ := goja.AssertFunction(i.abort.Get("newController"))
+	c, _ := newc(goja.Undefined())
+	co := c.ToObject(vm)
+	if ctx != nil && ctx.Err() != nil {
+		i.abortController(vm, co, "the call was cancelled")
+	} else if st != nil {
+		st.controllers = append(st.controllers, co)
+	}
+	return co, co.Get("signal")
+}
+
+func (i *instance) abortController(vm *goja.Runtime, c *goja.Object, msg string) {
+	abort, _ := goja.AssertFunction(i.abort.Get("abort"))
+	_, _ = abort(goja.Undefined(), c, vm.ToValue(msg))
+}
+
+// ctxFromSignal returns a ctx cancelled when a script's AbortSignal aborts.
+// Called on the loop.
+func (i *instance) ctxFromSignal(vm *goja.Runtime, parent context.Context, signal goja.Value) context.Context {
+	ctx, cancel := context.WithCancelCause(parent)
+	onAbort, _ := goja.AssertFunction(i.abort.Get("onAbort"))
+	fire := vm.ToValue(func(goja.FunctionCall) goja.Value {
+		cancel(errors.New("aborted by the wrapper's signal"))
+		return goja.Undefined()
+	})
+	if _, err := onAbort(goja.Undefined(), signal, fire); err != nil {
+		cancel(err)
+	}
+	return ctx
+}
+
+// callID formats a nested call id.
+func callID(parent string, n int) string { return parent + ":call:" + strconv.Itoa(n) }
+
+// thrownCode is the code of a thrown coded error ({name, code, message}).
+func thrownCode(je *eventloop.JSError) string {
+	if o, ok := je.Value.(*dsl.Object); ok {
+		if c, ok := o.Get("code"); ok {
+			if s, ok := c.(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// thrownValue gives JSError.Value for a thrown object: its own name, code
+// and message, read only when they are own properties.
+func thrownValue(vm *goja.Runtime, v goja.Value) (any, bool) {
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return nil, false
+	}
+	out := dsl.NewObject()
+	for _, k := range o.GetOwnPropertyNames() {
+		if k != "code" && k != "name" && k != "message" {
+			continue
+		}
+		if s, ok := o.Get(k).Export().(string); ok {
+			out.Set(k, s)
+		}
+	}
+	return out, true
+}

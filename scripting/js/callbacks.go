@@ -1,0 +1,300 @@
+package js
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// bindDefinition fills def's callbacks with calls into the plugin: each one
+// looks its script function up by key on whichever instance serves the call.
+func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
+	pl := i.pool
+	name := def.Name
+	def.Execute = func(ctx context.Context, args any, run *engine.Run) (any, error) {
+		if d != nil {
+			if vs := d.params.ValidateArgs(args); vs != nil {
+				return nil, &engine.ArgsError{Violations: vs}
+			}
+		}
+		return pl.invoke(ctx, fmt.Sprintf("tool %q", name), 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "execute")
+			if err != nil {
+				return nil, err
+			}
+			a, err := toJS(vm, args)
+			if err != nil {
+				return nil, err
+			}
+			exec, release, err := i.execObject(vm, ctx, st, run.Execution, run, false)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			return fn(obj, a, exec)
+		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			g, err := toGo(vm, v, "value")
+			if err != nil {
+				// The pipeline reports it as the tool's invalid output.
+				i.pool.log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", name, err))
+				return nonLossless{}, nil
+			}
+			return g, nil
+		})
+	}
+	lt := pl.host.listenerTimeout()
+	def.Output.Render = func(args, value any) ([]engine.Block, error) {
+		v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q output.render", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+			out, _ := i.callbacks[key].Get("output").(*goja.Object)
+			if out == nil {
+				return nil, errors.New("output is gone")
+			}
+			fn, ok := goja.AssertFunction(out.Get("render"))
+			if !ok {
+				return nil, errors.New("output.render is not a function")
+			}
+			a, v, err := twoJS(vm, args, value)
+			if err != nil {
+				return nil, err
+			}
+			return fn(out, a, v)
+		}, convertContent)
+		if err != nil {
+			return nil, err
+		}
+		return v.([]engine.Block), nil
+	}
+	if out, _ := i.callbacks[key].Get("output").(*goja.Object); out != nil {
+		if _, ok := goja.AssertFunction(out.Get("presentationMeta")); ok {
+			def.Output.PresentationMeta = func(args, value any) (any, error) {
+				return pl.invoke(context.Background(), fmt.Sprintf("tool %q output.presentationMeta", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+					out, _ := i.callbacks[key].Get("output").(*goja.Object)
+					fn, ok := goja.AssertFunction(out.Get("presentationMeta"))
+					if !ok {
+						return nil, errors.New("output.presentationMeta is not a function")
+					}
+					a, v, err := twoJS(vm, args, value)
+					if err != nil {
+						return nil, err
+					}
+					return fn(out, a, v)
+				}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+					g, err := toGo(vm, v, "meta")
+					if err != nil {
+						return nonLossless{}, nil // reported as non-lossless metadata
+					}
+					return g, nil
+				})
+			}
+		}
+	}
+	has := func(prop string) bool {
+		_, ok := goja.AssertFunction(i.callbacks[key].Get(prop))
+		return ok
+	}
+	valid := func(args any) bool { return d == nil || d.params.Valid(args) }
+	if has("isConcurrencySafe") {
+		def.IsConcurrencySafe = func(args any) bool {
+			if !valid(args) {
+				return false
+			}
+			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q isConcurrencySafe", name), lt, i.method(key, "isConcurrencySafe", args),
+				func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
+					b, ok := v.Export().(bool)
+					return ok && b, nil
+				})
+			return err == nil && v == true
+		}
+	}
+	if has("presentCall") {
+		def.PresentCall = func(args any) *engine.CallView {
+			if !valid(args) {
+				return nil
+			}
+			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q presentCall", name), lt, i.method(key, "presentCall", args),
+				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+					g, err := toGo(vm, v, "view")
+					if err != nil {
+						return nil, err
+					}
+					return engine.CallViewFromJSON(g)
+				})
+			if err != nil {
+				pl.log.Warn(fmt.Sprintf("tool %q presentCall failed: %v", name, err))
+				return nil
+			}
+			return v.(*engine.CallView)
+		}
+	}
+	if has("presentResult") {
+		def.PresentResult = func(args any, r engine.ResultSummary) *engine.ResultView {
+			if !valid(args) {
+				return nil
+			}
+			summary := dsl.NewObject(dsl.Member{Key: "content", Value: engine.ContentJSON(r.Content)}, dsl.Member{Key: "isError", Value: r.IsError})
+			if r.HasMeta {
+				summary.Set("meta", r.Meta)
+			}
+			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
+				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+					g, err := toGo(vm, v, "view")
+					if err != nil {
+						return nil, err
+					}
+					return engine.ResultViewFromJSON(g)
+				})
+			if err != nil {
+				pl.log.Warn(fmt.Sprintf("tool %q presentResult failed: %v", name, err))
+				return nil
+			}
+			return v.(*engine.ResultView)
+		}
+	}
+	for _, prop := range []string{"finalizeContent", "projectContent"} {
+		if !has(prop) {
+			continue
+		}
+		prop := prop
+		f := func(exec *engine.Execution, r *engine.Result) ([]engine.Block, error) {
+			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q %s", name, prop), lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+				fn, obj, err := i.callback(key, prop)
+				if err != nil {
+					return nil, err
+				}
+				e, release, err := i.execObject(vm, context.Background(), st, exec, nil, false)
+				if err != nil {
+					return nil, err
+				}
+				st.release = append(st.release, release)
+				rv, err := toJS(vm, r.JSON())
+				if err != nil {
+					return nil, err
+				}
+				return fn(obj, e, rv)
+			}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+				if v == nil || goja.IsUndefined(v) {
+					return []engine.Block(nil), nil
+				}
+				return convertContent(nil, vm, v)
+			})
+			if err != nil {
+				return nil, err
+			}
+			return v.([]engine.Block), nil
+		}
+		if prop == "finalizeContent" {
+			def.FinalizeContent = f
+		} else {
+			def.ProjectContent = f
+		}
+	}
+}
+
+// method returns a job calling the definition's method prop with Go values.
+func (i *instance) method(key int, prop string, args ...any) func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+	return func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+		fn, obj, err := i.callback(key, prop)
+		if err != nil {
+			return nil, err
+		}
+		vals := make([]goja.Value, len(args))
+		for k, a := range args {
+			if vals[k], err = toJS(vm, a); err != nil {
+				return nil, err
+			}
+		}
+		return fn(obj, vals...)
+	}
+}
+
+func twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, error) {
+	av, err := toJS(vm, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	bv, err := toJS(vm, b)
+	return av, bv, err
+}
+
+// convertContent reads content blocks a script returned; content that is not
+// lossless JSON becomes a block the pipeline reports as non-lossless.
+func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+	g, err := toGo(vm, v, "content")
+	if err != nil {
+		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
+	}
+	blocks, err := engine.ContentFromJSON(g)
+	if err != nil {
+		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
+	}
+	return blocks, nil
+}
+
+// whenFunc is a registration's activation condition in the script.
+func (pl *pool) whenFunc(key int) engine.WhenFunc {
+	return func(ctx context.Context, w engine.WhenContext) (bool, error) {
+		v, err := pl.invoke(ctx, "a when condition", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			c := vm.NewObject()
+			if w.Agent != nil {
+				_ = c.Set("agent", i.agentObject(vm, w.Agent))
+			}
+			ms, err := toJS(vm, w.ModelSelection)
+			if err == nil {
+				_ = c.Set("modelSelection", ms)
+			}
+			_, signal := i.newController(vm, st, ctx)
+			_ = c.Set("signal", signal)
+			return fn(obj, c)
+		}, func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
+			b, ok := v.Export().(bool)
+			return ok && b, nil
+		})
+		if err != nil {
+			return false, err
+		}
+		return v == true, nil
+	}
+}
+
+// guardFunc is a guard in the script: a string return denies.
+func (pl *pool) guardFunc(key int) engine.GuardFunc {
+	return func(ctx context.Context, exec *engine.Execution) (string, error) {
+		v, err := pl.invoke(ctx, "a guard", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			return fn(obj, e)
+		}, func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
+			if v == nil || goja.IsUndefined(v) {
+				return "", nil
+			}
+			s, ok := v.Export().(string)
+			if !ok {
+				return nil, errors.New("a guard must return a denial reason string or undefined")
+			}
+			if s == "" {
+				return nil, errors.New("a guard returned an empty denial reason")
+			}
+			return s, nil
+		})
+		if err != nil {
+			return "", err
+		}
+		return v.(string), nil
+	}
+}

@@ -1,0 +1,89 @@
+package js
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
+)
+
+// asDiagnostic locates a transform error in the plugin's file.
+func asDiagnostic(rel string, err error) error {
+	var d *tsbuild.Diagnostic
+	if errors.As(err, &d) {
+		return &scripting.Diagnostic{File: rel, Line: d.Line, Col: d.Col, Message: d.Message, Err: err}
+	}
+	var sd *scripting.Diagnostic
+	if errors.As(err, &sd) {
+		return sd
+	}
+	return &scripting.Diagnostic{File: rel, Message: err.Error(), Err: err}
+}
+
+// diagnostic locates an error of the top level: a thrown exception at its
+// original line, an interrupted top level as a timeout.
+func (i *instance) diagnostic(rel string, err error) error {
+	if errors.Is(err, eventloop.ErrInterrupted) {
+		return &scripting.Diagnostic{File: rel, Message: "the top level did not finish within the load deadline", Err: err}
+	}
+	var sd *scripting.Diagnostic
+	if errors.As(err, &sd) {
+		return sd
+	}
+	msg := err.Error()
+	line, col := 0, 0
+	var je *eventloop.JSError
+	if errors.As(err, &je) {
+		msg = je.Message
+		if je.Name != "" && je.Name != "Error" {
+			msg = je.Name + ": " + msg
+		}
+		file, l, c := stackPosition(je.Stack)
+		if file == rel && l > 0 {
+			if l == 1 {
+				c -= len(moduleHead)
+			}
+			if _, ol, oc, ok := i.pool.main.Original(l, c); ok {
+				line, col = ol, oc
+			} else {
+				line, col = l, c
+			}
+		}
+	}
+	return &scripting.Diagnostic{File: rel, Line: line, Col: col, Message: msg, Err: err}
+}
+
+// readModule reads a module the plugin requires, rel to the scripts directory.
+func readModule(root, rel string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
+// stackPosition reads the first frame's "file:line:col" of a JSError stack.
+func stackPosition(stack string) (file string, line, col int) {
+	for _, ln := range strings.Split(stack, "\n") {
+		ln = strings.TrimSpace(ln)
+		if !strings.HasPrefix(ln, "at ") {
+			continue
+		}
+		ln = strings.TrimPrefix(ln, "at ")
+		if k := strings.LastIndex(ln, "("); k >= 0 && strings.HasSuffix(ln, ")") {
+			ln = ln[k+1 : len(ln)-1]
+		}
+		parts := strings.Split(ln, ":")
+		if len(parts) < 3 {
+			continue
+		}
+		l, err1 := strconv.Atoi(parts[len(parts)-2])
+		c, err2 := strconv.Atoi(strings.Fields(parts[len(parts)-1] + " ")[0])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		return strings.Join(parts[:len(parts)-2], ":"), l, c
+	}
+	return "", 0, 0
+}

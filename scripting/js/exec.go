@@ -1,0 +1,175 @@
+package js
+
+import (
+	"context"
+	"errors"
+
+	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// liveExec is an execution object a script holds while its call runs.
+type liveExec struct {
+	exec   *engine.Execution
+	ctx    context.Context // the call's ctx, as the script's signal stands for
+	obj    *goja.Object
+	signal goja.Value // the signal first given (a wrapper may replace it)
+	nested int        // tools.call counter
+}
+
+// signalCtx returns the ctx the object's current signal stands for: the
+// call's own, or one cancelled by a signal the script put there.
+func (l *liveExec) signalCtx(vm *goja.Runtime, i *instance) context.Context {
+	cur := l.obj.Get("signal")
+	if cur == nil || cur.SameAs(l.signal) {
+		return l.ctx
+	}
+	return i.ctxFromSignal(vm, l.ctx, cur)
+}
+
+func (i *instance) liveExec(o *goja.Object) *liveExec {
+	if o == nil {
+		return nil
+	}
+	return i.live[o]
+}
+
+// execObject builds the execution object a script sees: callId, rootCallId,
+// name, arguments (frozen), agent, parent (a token object, the same for the
+// same token), signal (writable in wrappers), and, for bodies, deferContext
+// and concludeTurn. It is registered as live until release is called.
+func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
+	o := vm.NewObject()
+	args, err := toJS(vm, exec.Arguments())
+	if err != nil {
+		return nil, nil, err
+	}
+	set := func(k string, v any) {
+		_ = o.DefineDataProperty(k, vm.ToValue(v), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	set("callId", exec.CallID())
+	set("rootCallId", exec.RootCallID())
+	set("name", exec.Name())
+	_ = o.DefineDataProperty("arguments", args, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	if a := exec.Agent(); a != nil {
+		_ = o.DefineDataProperty("agent", i.agentObject(vm, a), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	} else {
+		set("agent", goja.Undefined())
+	}
+	if t := exec.Parent(); t != nil {
+		_ = o.DefineDataProperty("parent", i.tokenObject(vm, t), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	} else {
+		set("parent", goja.Undefined())
+	}
+	_, signal := i.newController(vm, st, ctx)
+	writable := goja.FLAG_FALSE
+	if writableSignal {
+		writable = goja.FLAG_TRUE
+	}
+	_ = o.DefineDataProperty("signal", signal, writable, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	if run != nil {
+		set("deferContext", func(call goja.FunctionCall) goja.Value {
+			m, err := i.messageFrom(vm, call.Argument(0))
+			if err != nil {
+				throw(vm, err)
+			}
+			run.DeferContext(m)
+			return goja.Undefined()
+		})
+		set("concludeTurn", func(goja.FunctionCall) goja.Value {
+			run.ConcludeTurn()
+			return goja.Undefined()
+		})
+	}
+	i.seal(o)
+	live := &liveExec{exec: exec, ctx: ctx, obj: o, signal: signal}
+	if i.live == nil {
+		i.live = map[*goja.Object]*liveExec{}
+	}
+	i.live[o] = live
+	return o, func() { delete(i.live, o) }, nil
+}
+
+func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
+	var build func(a *engine.Agent) any
+	build = func(a *engine.Agent) any {
+		if a == nil {
+			return nil
+		}
+		o := dsl.NewObject(dsl.Member{Key: "id", Value: a.ID()})
+		if a.Parent() != nil {
+			o.Set("parent", build(a.Parent()))
+		}
+		return o
+	}
+	v, _ := toJS(vm, build(a))
+	return v
+}
+
+// tokenObject is the opaque frozen object standing for an execution token:
+// the same object every time the same token reaches the instance.
+func (i *instance) tokenObject(vm *goja.Runtime, t *engine.Token) *goja.Object {
+	if o, ok := i.tokens[t]; ok {
+		return o
+	}
+	o := vm.NewObject()
+	i.seal(o)
+	i.tokens[t] = o
+	return o
+}
+
+// messageFrom reads a context message a script defers: {content, source?}
+// or a whole message {id, role: "user", content, source}.
+func (i *instance) messageFrom(vm *goja.Runtime, v goja.Value) (engine.Message, error) {
+	g, err := toGo(vm, v, "message")
+	if err != nil {
+		return engine.Message{}, err
+	}
+	o, ok := g.(*dsl.Object)
+	if !ok {
+		return engine.Message{}, errors.New("deferContext(message) needs a message object")
+	}
+	if _, hasID := o.Get("id"); hasID {
+		m, err := engine.MessageFromJSON(o)
+		if err == nil && m.Role != "user" {
+			err = errors.New("a deferred context message must have the user role")
+		}
+		return m, err
+	}
+	c, _ := o.Get("content")
+	content, err := engine.ContentFromJSON(c)
+	if err != nil {
+		return engine.Message{}, err
+	}
+	source, ok := o.Get("source")
+	if !ok {
+		source = dsl.NewObject(dsl.Member{Key: "kind", Value: "plugin"}, dsl.Member{Key: "plugin", Value: i.pool.src.Rel})
+	}
+	return engine.NewUserMessage(content, source), nil
+}
+
+// resultJS converts a result for a script, remembering which engine result
+// the object stands for so a wrapper returning it hands back the same result.
+func (i *instance) resultJS(vm *goja.Runtime, r *engine.Result) (goja.Value, error) {
+	v, err := toJS(vm, r.JSON())
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := v.(*goja.Object); ok {
+		if i.results == nil {
+			i.results = map[*goja.Object]*engine.Result{}
+		}
+		i.results[o] = r
+	}
+	return v, nil
+}
+
+// seal makes o non-extensible with the intrinsic captured at setup, so a
+// script that replaced Object.preventExtensions changes nothing.
+func (i *instance) seal(o *goja.Object) {
+	if i.preventExtensions != nil {
+		_, _ = i.preventExtensions(goja.Undefined(), o)
+	}
+}

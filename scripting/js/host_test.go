@@ -1,0 +1,144 @@
+package js_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// env is an engine with a scripts directory loaded by the JS host.
+type env struct {
+	svc     *engine.Service
+	loaded  []*scripting.Loaded
+	diags   []*scripting.Diagnostic
+	agents  *scripting.Agents
+	scripts string
+}
+
+func load(t *testing.T, files map[string]string, opts ...func(*js.Host, *engine.Service)) *env {
+	t.Helper()
+	root := t.TempDir()
+	for rel, text := range files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return loadDir(t, root, opts...)
+}
+
+func loadDir(t *testing.T, root string, opts ...func(*js.Host, *engine.Service)) *env {
+	t.Helper()
+	svc := engine.New()
+	svc.Global().OnExecute(engine.TimeoutPolicy())
+	host := &js.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond}
+	for _, o := range opts {
+		o(host, svc)
+	}
+	agents := scripting.NewAgents()
+	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: agents.Agent, LoadTimeout: 2 * time.Second}
+	loaded, diags, err := l.LoadDir(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{svc: svc, loaded: loaded, diags: diags, agents: agents, scripts: root}
+	t.Cleanup(func() {
+		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
+
+func (e *env) call(t *testing.T, name string, args any) string {
+	t.Helper()
+	return e.callAs(t, nil, name, args)
+}
+
+func (e *env) callAs(t *testing.T, agent *engine.Agent, name string, args any) string {
+	t.Helper()
+	r := e.svc.Call(context.Background(), engine.Input{CallID: "c1", Name: name, Arguments: args, Agent: agent})
+	b, err := dsl.Marshal(r.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func args(t *testing.T, text string) any {
+	t.Helper()
+	v, err := dsl.Unmarshal([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (e *env) diagnostics() []string {
+	var out []string
+	for _, d := range e.diags {
+		out = append(out, d.Error())
+	}
+	return out
+}
+
+func TestTheExamplePluginsWork(t *testing.T) {
+	e := loadDir(t, filepath.Join("..", "..", "scripts", "examples", "plugins"))
+	if len(e.diags) > 0 {
+		t.Fatalf("diagnostics: %v", e.diagnostics())
+	}
+	t.Run("word_count.ts counts words", func(t *testing.T) {
+		got := e.call(t, "word_count", args(t, `{"text":"the quick brown the fox"}`))
+		if want := `{"isError":false,"value":{"words":5},"content":[{"type":"text","text":"5 words"}]}`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+		got = e.call(t, "word_count", args(t, `{"text":"the quick The fox","unique":true}`))
+		if want := `{"isError":false,"value":{"words":3},"content":[{"type":"text","text":"3 words"}]}`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+	t.Run("word_count.ts validates its arguments", func(t *testing.T) {
+		got := e.call(t, "word_count", args(t, `{}`))
+		want := `{"isError":true,"error":{"message":"invalid arguments: missing required property \"text\"","info":{"name":"ToolArgsError","code":"INVALID_ARGS"}},"content":[{"type":"text","text":"Error: invalid arguments: missing required property \"text\""}]}`
+		if got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+	t.Run("the deny policy denies rm -rf with its code", func(t *testing.T) {
+		_, err := e.svc.Global().Register(shellTool())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := e.call(t, "shell", args(t, `{"command":"rm -rf /"}`))
+		want := `{"isError":true,"error":{"message":"rm -rf is not allowed here","info":{"name":"PolicyDenied","code":"SHELL_DENIED"}},"content":[{"type":"text","text":"Error: rm -rf is not allowed here"}]}`
+		if got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+		if got := e.call(t, "shell", args(t, `{"command":"ls"}`)); !strings.Contains(got, `"isError":false`) {
+			t.Errorf("ls was not allowed: %s", got)
+		}
+	})
+}
+
+func shellTool() *engine.Definition {
+	return &engine.Definition{
+		Name: "shell", Parameters: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}),
+		Output:  engine.Output{Schema: dsl.NewObject(), Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text("ran")}, nil }},
+		Execute: func(context.Context, any, *engine.Run) (any, error) { return "ran", nil },
+	}
+}

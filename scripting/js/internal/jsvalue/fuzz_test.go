@@ -1,0 +1,68 @@
+package jsvalue
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/dop251/goja"
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// fuzzRealms recycles prepared runtimes: each is used by one goroutine at a time.
+var fuzzRealms = sync.Pool{New: func() any {
+	r, err := Prepare(goja.New())
+	if err != nil {
+		panic(err)
+	}
+	return r
+}}
+
+// FuzzRoundTrip checks that a JSON document dsl accepts survives ToJS then
+// ToGo unchanged, and that the engine's own JSON.parse of it reads back as
+// the same value.
+func FuzzRoundTrip(f *testing.F) {
+	for _, seed := range []string{
+		`null`, `true`, `-0.5`, `1e300`, `"a\u00e9\ud83d\ude00"`, `[]`, `{}`, `[[[]]]`,
+		`{"b":1,"a":[1,2,{"c":"d"}],"":null,"__proto__":{"x":1}}`,
+		`{"10":1,"9":2,"a":3,"-1":4,"01":5,"4294967295":6}`,
+		`[9007199254740991,-9007199254740992,5e-324,0.1]`,
+		`{"a b":{"c\"d":["\u0000\u001f\u2028"]}}`,
+		`"\ufffd"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, err := dsl.Unmarshal(data)
+		if err != nil {
+			return
+		}
+		r := fuzzRealms.Get().(*Realm)
+		defer fuzzRealms.Put(r)
+		js, err := r.ToJS(want)
+		if err != nil {
+			t.Fatalf("ToJS: %v", err)
+		}
+		back, err := r.ToGo(js, "value", Limits{})
+		if err != nil {
+			t.Fatalf("ToGo(ToJS(x)): %v", err)
+		}
+		if !dsl.Equal(back, want) {
+			t.Fatalf("ToGo(ToJS(x)) differs from x")
+		}
+		parse, ok := goja.AssertFunction(r.vm.Get("JSON").ToObject(r.vm).Get("parse"))
+		if !ok {
+			t.Fatal("no JSON.parse")
+		}
+		parsed, err := parse(goja.Undefined(), r.vm.ToValue(string(data)))
+		if err != nil {
+			t.Fatalf("JSON.parse refused what dsl accepted: %v", err)
+		}
+		got, err := r.ToGo(parsed, "value", Limits{})
+		if err != nil {
+			t.Fatalf("ToGo(JSON.parse(x)): %v", err)
+		}
+		if !dsl.Equal(got, want) {
+			t.Fatalf("ToGo(JSON.parse(x)) differs from dsl.Unmarshal(x)")
+		}
+	})
+}

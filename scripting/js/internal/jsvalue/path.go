@@ -1,0 +1,138 @@
+package jsvalue
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// Error paths use the notation of dsl.Snapshot: the root name, then .key for
+// identifier-like keys, ["key"] (JSON-quoted) for the others and [i] for
+// array elements, as in value.items[3] or value["a b"].c.
+
+// writeIndex appends [i].
+func writeIndex(b *strings.Builder, i int) {
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(i))
+	b.WriteByte(']')
+}
+
+// writeKey appends .key, or ["key"] when key is not identifier-like.
+func writeKey(b *strings.Builder, key string) {
+	if isIdentifier(key) {
+		b.WriteByte('.')
+		b.WriteString(key)
+		return
+	}
+	b.WriteByte('[')
+	if q, err := dsl.Marshal(key); err == nil {
+		b.Write(q)
+	} else {
+		b.WriteString(strconv.Quote(key)) // invalid UTF-8, only from Go input
+	}
+	b.WriteByte(']')
+}
+
+// isIdentifier reports whether key can follow a dot: ASCII letters, digits
+// (not first), _ and $, as dsl renders paths.
+func isIdentifier(key string) bool {
+	if key == "" {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// loneKeySegment renders a key holding a lone surrogate as ["…"], escaping
+// the lone surrogate as \udxxx the way JSON.stringify does.
+func loneKeySegment(units []uint16) string {
+	var b strings.Builder
+	b.WriteString(`["`)
+	const hex = "0123456789abcdef"
+	for i := 0; i < len(units); i++ {
+		u := rune(units[i])
+		switch {
+		case utf16.IsSurrogate(u) && u < 0xdc00 && i+1 < len(units) && units[i+1] >= 0xdc00 && units[i+1] <= 0xdfff:
+			b.WriteRune(utf16.DecodeRune(u, rune(units[i+1])))
+			i++
+		case utf16.IsSurrogate(u) || u < 0x20 && u != '\b' && u != '\f' && u != '\n' && u != '\r' && u != '\t':
+			b.WriteString(`\u`)
+			b.WriteByte(hex[u>>12&0xf])
+			b.WriteByte(hex[u>>8&0xf])
+			b.WriteByte(hex[u>>4&0xf])
+			b.WriteByte(hex[u&0xf])
+		case u == '"' || u == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(byte(u))
+		case u == '\b':
+			b.WriteString(`\b`)
+		case u == '\f':
+			b.WriteString(`\f`)
+		case u == '\n':
+			b.WriteString(`\n`)
+		case u == '\r':
+			b.WriteString(`\r`)
+		case u == '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteRune(u)
+		}
+	}
+	b.WriteString(`"]`)
+	return b.String()
+}
+
+// goString returns s as UTF-8. JavaScript strings are UTF-16 and may hold
+// lone surrogates, which UTF-8 cannot; ok is false for those.
+//
+// goja's String method on a string value decodes it with unicode/utf16,
+// which turns a lone surrogate into U+FFFD, so a result without U+FFFD (and
+// valid UTF-8: a string imported from Go returns its bytes as they were) is
+// exact. Otherwise the code units are read one by one (CharAt reads a Go
+// slice) to tell a real U+FFFD from a lone surrogate.
+func goString(s goja.String) (str string, ok bool) {
+	str = s.String()
+	if utf8.ValidString(str) && !strings.Contains(str, "\uFFFD") {
+		return str, true
+	}
+	units := codeUnits(s)
+	if hasLoneSurrogate(units) {
+		return "", false
+	}
+	return string(utf16.Decode(units)), true
+}
+
+// codeUnits returns the UTF-16 code units of s.
+func codeUnits(s goja.String) []uint16 {
+	units := make([]uint16, s.Length())
+	for i := range units {
+		units[i] = s.CharAt(i)
+	}
+	return units
+}
+
+// hasLoneSurrogate reports whether units holds a surrogate that is not half
+// of a high-low pair.
+func hasLoneSurrogate(units []uint16) bool {
+	for i := 0; i < len(units); i++ {
+		u := units[i]
+		switch {
+		case u < 0xd800 || u > 0xdfff:
+		case u < 0xdc00 && i+1 < len(units) && units[i+1] >= 0xdc00 && units[i+1] <= 0xdfff:
+			i++
+		default:
+			return true
+		}
+	}
+	return false
+}

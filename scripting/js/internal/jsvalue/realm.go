@@ -1,0 +1,153 @@
+package jsvalue
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/dop251/goja"
+)
+
+// nativeFunc is what goja's Export returns for a function object: for a
+// built-in, the Go function that implements it.
+type nativeFunc = func(goja.FunctionCall) goja.Value
+
+// The built-ins a Realm captures, as properties of the Object constructor.
+const (
+	builtinDescriptors       = iota // Object.getOwnPropertyDescriptors
+	builtinOwnNames                 // Object.getOwnPropertyNames
+	builtinFreeze                   // Object.freeze
+	builtinPreventExtensions        // Object.preventExtensions
+	builtinCount
+)
+
+var builtinProps = [builtinCount]string{
+	builtinDescriptors:       "getOwnPropertyDescriptors",
+	builtinOwnNames:          "getOwnPropertyNames",
+	builtinFreeze:            "freeze",
+	builtinPreventExtensions: "preventExtensions",
+}
+
+// builtinCode holds the code pointers of goja's Go implementations of the
+// captured built-ins, read from a runtime in which no script ever ran. A
+// built-in exports a method value bound to its runtime; the code pointer of
+// a method value is the same for every receiver, so it identifies the
+// implementation in any runtime, while a script function that replaced the
+// built-in exports a different one.
+var builtinCode = sync.OnceValues(func() ([builtinCount]uintptr, error) {
+	var code [builtinCount]uintptr
+	fns, err := lookupBuiltins(goja.New())
+	if err != nil {
+		return code, err
+	}
+	for i, f := range fns {
+		code[i] = reflect.ValueOf(f).Pointer()
+	}
+	return code, nil
+})
+
+// lookupBuiltins reads the built-ins off vm's global Object constructor.
+func lookupBuiltins(vm *goja.Runtime) (fns [builtinCount]nativeFunc, err error) {
+	ex := vm.Try(func() {
+		ctor, ok := vm.Get("Object").(*goja.Object)
+		if !ok {
+			err = errors.New("jsvalue: the global Object is not an object")
+			return
+		}
+		for i, name := range builtinProps {
+			fn, _ := ctor.Get(name).(*goja.Object)
+			if fn == nil {
+				err = fmt.Errorf("jsvalue: Object.%s is missing", name)
+				return
+			}
+			f, ok := fn.Export().(nativeFunc)
+			if !ok || f == nil {
+				err = fmt.Errorf("jsvalue: Object.%s is not a built-in function", name)
+				return
+			}
+			fns[i] = f
+		}
+	})
+	if ex != nil {
+		return fns, fmt.Errorf("jsvalue: reading the built-ins threw: %w", ex)
+	}
+	return fns, err
+}
+
+// A Realm is one goja runtime's view of the value boundary: the intrinsics it
+// needs, captured once before any script ran. Like the runtime, a Realm must
+// only be used on the goroutine that owns the runtime; it holds no other
+// state and needs no closing.
+type Realm struct {
+	vm          *goja.Runtime
+	objectProto *goja.Object // the intrinsic Object.prototype
+	arrayProto  *goja.Object // the intrinsic Array.prototype
+
+	builtins [builtinCount]nativeFunc
+}
+
+// NewRealm captures vm's intrinsics. Call it before any script runs in vm
+// (for example in the event loop's Setup): it reads Object.freeze and the
+// other built-ins it needs off the global Object constructor, which a script
+// could replace, or turn into accessors that would run when read. It checks
+// that each one is goja's own implementation and fails otherwise, so a Realm
+// never calls script code through them.
+//
+// Object.prototype and Array.prototype are taken from a fresh object and a
+// fresh array made from Go; a script cannot change those.
+func NewRealm(vm *goja.Runtime) (*Realm, error) {
+	want, err := builtinCode()
+	if err != nil {
+		return nil, err
+	}
+	fns, err := lookupBuiltins(vm)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range fns {
+		if reflect.ValueOf(f).Pointer() != want[i] {
+			return nil, fmt.Errorf("jsvalue: Object.%s has been replaced; NewRealm must run before any script", builtinProps[i])
+		}
+	}
+	return &Realm{
+		vm:          vm,
+		objectProto: vm.NewObject().Prototype(),
+		arrayProto:  vm.NewArray().Prototype(),
+		builtins:    fns,
+	}, nil
+}
+
+// Runtime returns the runtime r belongs to.
+func (r *Realm) Runtime() *goja.Runtime { return r.vm }
+
+// call runs a captured built-in on o as a plain Go call. It must run inside
+// vm.Try, which turns a thrown exception into an error. Calling it through
+// goja.AssertFunction instead would enter and leave the runtime, and leaving
+// at the top level runs the queued promise jobs: script code.
+func (r *Realm) call(fn int, o *goja.Object) goja.Value {
+	return r.builtins[fn](goja.FunctionCall{This: goja.Undefined(), Arguments: []goja.Value{o}})
+}
+
+// Freeze freezes obj as Object.freeze would, using the built-in captured by
+// NewRealm, so a script that replaced Object.freeze changes nothing. It
+// refuses a Proxy, whose traps freezing would run.
+func (r *Realm) Freeze(obj *goja.Object) error {
+	if obj == nil {
+		return errors.New("jsvalue: Freeze of a nil object")
+	}
+	if isProxy(obj) {
+		return errors.New("jsvalue: a Proxy cannot be frozen without running its traps")
+	}
+	if ex := r.vm.Try(func() { r.call(builtinFreeze, obj) }); ex != nil {
+		return fmt.Errorf("jsvalue: freezing threw: %w", ex)
+	}
+	return nil
+}
+
+var proxyType = reflect.TypeFor[goja.Proxy]()
+
+// isProxy reports whether o is a Proxy. A Proxy's ExportType is a constant
+// and calls no trap; most other Go-side queries (Prototype, Keys, Get, and
+// ClassName once revoked) do run traps or throw.
+func isProxy(o *goja.Object) bool { return o.ExportType() == proxyType }

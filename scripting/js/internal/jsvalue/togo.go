@@ -1,0 +1,478 @@
+package jsvalue
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// Default limits of [Realm.ToGo].
+const (
+	DefaultMaxDepth = 100_000
+	DefaultMaxNodes = 1_000_000
+)
+
+// Limits bound the values [Realm.ToGo] converts. A zero field takes its
+// default.
+type Limits struct {
+	MaxDepth int // containers nested deeper than this are refused (default DefaultMaxDepth)
+	MaxNodes int // values beyond this many, counting containers, are refused (default DefaultMaxNodes)
+}
+
+// Reasons for refusing a value, as dsl.SnapshotError.Reason.
+const (
+	reasonUndefined     = "undefined is not lossless JSON"
+	reasonNaN           = "NaN is not lossless JSON"
+	reasonNegZero       = "-0 is not lossless JSON"
+	reasonInf           = "Infinity is not lossless JSON"
+	reasonNegInf        = "-Infinity is not lossless JSON"
+	reasonBigInt        = "a BigInt is not lossless JSON"
+	reasonFunction      = "a function is not lossless JSON"
+	reasonSymbol        = "a symbol is not lossless JSON"
+	reasonCycle         = "the value contains itself (cycle)"
+	reasonSparse        = "a sparse array is not lossless JSON"
+	reasonArrayExtra    = "an array with extra properties is not lossless JSON"
+	reasonArraySubclass = "an array subclass is not lossless JSON"
+	reasonDate          = "a Date is not lossless JSON"
+	reasonPrototype     = "an object whose prototype is not Object.prototype is not lossless JSON"
+	reasonExotic        = "an exotic object is not lossless JSON"
+	reasonAccessor      = "an accessor property is not lossless JSON"
+	reasonProxy         = "a Proxy is not lossless JSON"
+	reasonSymbolKey     = "a symbol-keyed property is not lossless JSON"
+	reasonNonEnumerable = "a non-enumerable property is not lossless JSON"
+	reasonLoneSurrogate = "a string with a lone surrogate is not lossless JSON"
+	reasonLoneKey       = "a key with a lone surrogate is not lossless JSON"
+)
+
+// maxSafeInteger is 2^53: goja keeps some numbers as int64, and beyond this
+// magnitude not every one of them is a float64.
+const maxSafeInteger = 1 << 53
+
+var (
+	boolType    = reflect.TypeFor[bool]()
+	int64Type   = reflect.TypeFor[int64]()
+	float64Type = reflect.TypeFor[float64]()
+	mapType     = reflect.TypeFor[map[string]any]()
+)
+
+// descriptorKeys are the properties goja's Object.getOwnPropertyDescriptors
+// gives each descriptor object by ordinary assignment, which consults
+// Object.prototype: a setter there under one of these names would run, and a
+// read-only property there would silently leave the descriptor without it.
+var descriptorKeys = [...]string{"value", "writable", "get", "set", "enumerable", "configurable"}
+
+// ToGo converts a script's value to the Go form of JSON values (nil, bool,
+// float64, string, []any, *dsl.Object) following pipeline.md §1.8, or
+// returns a *dsl.SnapshotError whose Path starts with root and names the
+// first value refused, in own-key order, depth first.
+//
+// Objects must be ordinary objects whose prototype is Object.prototype or
+// null, with only own, enumerable, string-keyed data properties; arrays must
+// be ordinary arrays (prototype Array.prototype), dense, without extra
+// properties. Keys keep the engine's own-key order: integer-like keys
+// ascending, then the others in insertion order. A property named __proto__
+// is kept as data. Shared references are copied each time they occur; a
+// value that contains itself is refused. Strings are converted from UTF-16 to
+// UTF-8; one with a lone surrogate is refused.
+//
+// ToGo never runs script code. It reads each own property once through the
+// descriptors returned by the Object.getOwnPropertyDescriptors the Realm
+// captured, so a getter is reported as an accessor and never invoked. It
+// calls that built-in only on ordinary objects and arrays, on which it runs
+// no script: a Proxy, function, Date, or object with another prototype or
+// internal class is refused from Go-side facts first (ExportType, ClassName,
+// Prototype and AssertFunction read Go fields, and call no trap).
+//
+// Values a Go host put into the runtime are read the same way when they
+// present as an array (Runtime.ToValue of any slice, a DynamicArray) or as an
+// object exporting map[string]any (Runtime.ToValue of a map[string]any, whose
+// keys come in Go's map order); their Go methods run, but no script. Other
+// Go-backed objects (structs, typed maps, a DynamicObject) are refused as
+// exotic.
+//
+// The built-in makes each descriptor object by assignment, which would call
+// a setter that a script installed on Object.prototype under "value",
+// "writable", "get", "set", "enumerable" or "configurable" (goja departs
+// from the specification here). If Object.prototype has an own property of
+// one of those names, no object or array can be read safely, and ToGo
+// refuses the value with a reason that says so instead of reading it.
+func (r *Realm) ToGo(v goja.Value, root string, lim Limits) (any, error) {
+	c := toGo{r: r, root: root, maxDepth: lim.MaxDepth, maxNodes: lim.MaxNodes}
+	if c.maxDepth <= 0 {
+		c.maxDepth = DefaultMaxDepth
+	}
+	if c.maxNodes <= 0 {
+		c.maxNodes = DefaultMaxNodes
+	}
+	var out any
+	var err error
+	if ex := r.vm.Try(func() { out, err = c.run(v) }); ex != nil {
+		// Not expected: nothing ToGo calls throws on the values it calls it on.
+		return nil, fmt.Errorf("jsvalue: reading the value threw: %w", ex)
+	}
+	return out, err
+}
+
+// goFrame is an array or object being read.
+type goFrame struct {
+	obj     *goja.Object
+	descs   *goja.Object   // obj's own property descriptors, by key
+	object  bool           // an object, not an array
+	keys    []string       // an object's keys, in order
+	lone    map[int]string // keys with a lone surrogate: index → path segment
+	n, i    int            // children, and the index after the current child
+	list    []any          // an array's elements
+	members []dsl.Member   // an object's members
+	slot    *any           // where the finished object goes
+}
+
+// toGo is the state of one ToGo call. It walks with an explicit stack, so the
+// Go stack does not grow with the depth of the value.
+type toGo struct {
+	r        *Realm
+	root     string
+	maxDepth int
+	maxNodes int
+	nodes    int
+	checked  bool // Object.prototype was found safe for descriptors
+	stack    []goFrame
+	open     map[*goja.Object]struct{} // the containers on the stack
+}
+
+func (c *toGo) run(v goja.Value) (any, error) {
+	var out any
+	c.nodes = 1
+	if reason := c.enter(v, &out); reason != "" {
+		return nil, c.fail(reason)
+	}
+	for len(c.stack) > 0 {
+		f := &c.stack[len(c.stack)-1]
+		if f.i == f.n {
+			c.finish()
+			continue
+		}
+		i := f.i
+		f.i++
+		var key string
+		var slot *any
+		if !f.object {
+			key = strconv.Itoa(i)
+			slot = &f.list[i]
+		} else {
+			key = f.keys[i]
+			if _, bad := f.lone[i]; bad {
+				return nil, c.fail(reasonLoneKey)
+			}
+			f.members[i].Key = key
+			slot = &f.members[i].Value
+		}
+		// The descriptors object and each descriptor are fresh objects made
+		// by the built-in, holding own data properties only; reading them
+		// runs nothing. An accessor's descriptor has get and set but no value
+		// (and Object.prototype was checked to have none either).
+		d, _ := f.descs.Get(key).(*goja.Object)
+		if d == nil {
+			return nil, c.fail("the property could not be read")
+		}
+		val := d.Get("value")
+		if val == nil {
+			return nil, c.fail(reasonAccessor)
+		}
+		if e := d.Get("enumerable"); e == nil || !e.ToBoolean() {
+			return nil, c.fail(reasonNonEnumerable)
+		}
+		if reason := c.enter(val, slot); reason != "" {
+			return nil, c.fail(reason)
+		}
+	}
+	return out, nil
+}
+
+// finish closes the container on top of the stack.
+func (c *toGo) finish() {
+	f := &c.stack[len(c.stack)-1]
+	if f.object {
+		*f.slot = dsl.NewObject(f.members...)
+	}
+	delete(c.open, f.obj)
+	c.stack[len(c.stack)-1] = goFrame{}
+	c.stack = c.stack[:len(c.stack)-1]
+}
+
+// enter converts v into *slot, opening a frame for a container. It returns
+// the reason v is refused, or "".
+func (c *toGo) enter(v goja.Value, slot *any) string {
+	switch x := v.(type) {
+	case nil:
+		return reasonUndefined
+	case *goja.Object:
+		return c.enterObject(x, slot)
+	case *goja.Symbol: // before goja.String: a symbol exports as a string
+		return reasonSymbol
+	case goja.String:
+		s, ok := goString(x)
+		if !ok {
+			return reasonLoneSurrogate
+		}
+		*slot = s
+		return ""
+	}
+	switch {
+	case goja.IsUndefined(v):
+		return reasonUndefined
+	case goja.IsNull(v):
+		*slot = nil
+		return ""
+	case goja.IsBigInt(v):
+		return reasonBigInt
+	}
+	switch v.ExportType() {
+	case boolType:
+		*slot = v.ToBoolean()
+	case int64Type:
+		i := v.ToInteger()
+		if i > maxSafeInteger || i < -maxSafeInteger {
+			return "integer " + strconv.FormatInt(i, 10) + " is outside ±2^53"
+		}
+		*slot = float64(i)
+	case float64Type:
+		f := v.ToFloat()
+		switch {
+		case math.IsNaN(f):
+			return reasonNaN
+		case math.IsInf(f, 1):
+			return reasonInf
+		case math.IsInf(f, -1):
+			return reasonNegInf
+		case f == 0 && math.Signbit(f):
+			return reasonNegZero
+		}
+		*slot = f
+	default:
+		return fmt.Sprintf("a %v value is not lossless JSON", v.ExportType())
+	}
+	return ""
+}
+
+// enterObject classifies o from Go-side facts only, then opens it.
+func (c *toGo) enterObject(o *goja.Object, slot *any) string {
+	if isProxy(o) {
+		return reasonProxy
+	}
+	if _, ok := goja.AssertFunction(o); ok {
+		return reasonFunction
+	}
+	class, proto := o.ClassName(), o.Prototype()
+	switch {
+	case class == "Array":
+		if proto != c.r.arrayProto {
+			return reasonArraySubclass
+		}
+		return c.openArray(o, slot)
+	case class == "Date":
+		return reasonDate
+	case proto != nil && proto != c.r.objectProto:
+		return reasonPrototype
+	case class != "Object":
+		return article(class) + " " + class + " object is not lossless JSON"
+	case o.ExportType() != mapType:
+		// A Go struct, typed map or DynamicObject; or a Map, Set, typed
+		// array or Promise whose prototype a script set to Object.prototype.
+		return reasonExotic
+	}
+	return c.openObject(o, slot)
+}
+
+// article returns the indefinite article for a class name.
+func article(class string) string {
+	if class != "" && strings.ContainsRune("AEIOUaeiou", rune(class[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// openCheck is what opening any container starts with.
+func (c *toGo) openCheck(o *goja.Object) string {
+	if !c.checked {
+		for _, name := range c.r.objectProto.GetOwnPropertyNames() {
+			for _, k := range descriptorKeys {
+				if name == k {
+					return "Object.prototype has a property named " + strconv.Quote(k) +
+						", so the value cannot be read without running script code"
+				}
+			}
+		}
+		c.checked = true
+	}
+	if _, ok := c.open[o]; ok {
+		return reasonCycle
+	}
+	if len(c.stack)+1 > c.maxDepth {
+		return "nesting deeper than " + strconv.Itoa(c.maxDepth) + " levels"
+	}
+	return ""
+}
+
+// tooMany is the reason for exceeding MaxNodes.
+func (c *toGo) tooMany() string {
+	return "more than " + strconv.Itoa(c.maxNodes) + " values"
+}
+
+// openArray reads an array's descriptors and checks its shape: the
+// descriptors object lists the indices first, ascending, then "length", then
+// any other key, as the array does.
+func (c *toGo) openArray(o *goja.Object, slot *any) string {
+	if reason := c.openCheck(o); reason != "" {
+		return reason
+	}
+	// length is a Go field of goja's array, read as an own data property.
+	length := o.Get("length").ToInteger()
+	if length > int64(c.maxNodes-c.nodes) {
+		// Too long to read; but a long sparse array is only a few keys.
+		if reason := arrayShape(o.GetOwnPropertyNames(), length); reason != "" {
+			return reason
+		}
+		return c.tooMany()
+	}
+	descs := c.descriptors(o)
+	keys := descs.GetOwnPropertyNames()
+	if reason := arrayShape(keys, length); reason != "" {
+		return reason
+	}
+	if len(descs.Symbols()) > 0 {
+		return reasonSymbolKey
+	}
+	n := int(length)
+	list := make([]any, n)
+	*slot = list
+	c.push(goFrame{obj: o, descs: descs, n: n, list: list})
+	return ""
+}
+
+// arrayShape checks the own string keys of an array of the given length, in
+// own-key order: dense indices, then length, and nothing else.
+func arrayShape(keys []string, length int64) string {
+	present := int64(0)
+	for _, k := range keys {
+		if k == "length" {
+			continue
+		}
+		if i, ok := arrayIndex(k); !ok || i >= length {
+			return reasonArrayExtra
+		}
+		present++
+	}
+	if present != length {
+		return reasonSparse
+	}
+	return ""
+}
+
+// openObject reads an ordinary object's descriptors.
+func (c *toGo) openObject(o *goja.Object, slot *any) string {
+	if reason := c.openCheck(o); reason != "" {
+		return reason
+	}
+	descs := c.descriptors(o)
+	// Every key of descs is enumerable (the built-in defines them so), so
+	// Symbols lists all of o's symbol keys, enumerable or not.
+	if len(descs.Symbols()) > 0 {
+		return reasonSymbolKey
+	}
+	keys := descs.GetOwnPropertyNames()
+	if len(keys) > c.maxNodes-c.nodes {
+		return c.tooMany()
+	}
+	var lone map[int]string
+	for _, k := range keys {
+		if strings.Contains(k, "\uFFFD") {
+			lone = c.loneKeys(o, keys)
+			break
+		}
+	}
+	c.push(goFrame{obj: o, object: true, descs: descs, keys: keys, lone: lone, n: len(keys), members: make([]dsl.Member, len(keys)), slot: slot})
+	return ""
+}
+
+// push opens a frame.
+func (c *toGo) push(f goFrame) {
+	c.nodes += f.n
+	if c.open == nil {
+		c.open = make(map[*goja.Object]struct{})
+	}
+	c.open[f.obj] = struct{}{}
+	c.stack = append(c.stack, f)
+}
+
+// descriptors returns o's own property descriptors, keyed like o, in o's own
+// key order.
+func (c *toGo) descriptors(o *goja.Object) *goja.Object {
+	d, _ := c.r.call(builtinDescriptors, o).(*goja.Object)
+	return d
+}
+
+// loneKeys finds o's keys that hold a lone surrogate. goja hands keys to Go
+// decoded, with U+FFFD in place of a lone surrogate, so for each key holding
+// U+FFFD the exact key is read from the built-in Object.getOwnPropertyNames,
+// which lists the same keys in the same order as JavaScript strings.
+func (c *toGo) loneKeys(o *goja.Object, keys []string) map[int]string {
+	names, _ := c.r.call(builtinOwnNames, o).(*goja.Object)
+	var lone map[int]string
+	for i, k := range keys {
+		if !strings.Contains(k, "\uFFFD") {
+			continue
+		}
+		s, ok := names.Get(strconv.Itoa(i)).(goja.String)
+		if !ok {
+			continue
+		}
+		if units := codeUnits(s); hasLoneSurrogate(units) {
+			if lone == nil {
+				lone = make(map[int]string)
+			}
+			lone[i] = loneKeySegment(units)
+		}
+	}
+	return lone
+}
+
+// arrayIndex parses a canonical array index: decimal without leading zeros,
+// below 2^32-1.
+func arrayIndex(s string) (int64, bool) {
+	if s == "" || len(s) > 10 || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(s[i]-'0')
+	}
+	return n, n < math.MaxUint32
+}
+
+// fail returns the error for reason at the current position: the root, then
+// the child each open container is at.
+func (c *toGo) fail(reason string) error {
+	var b strings.Builder
+	b.WriteString(c.root)
+	for i := range c.stack {
+		f := &c.stack[i]
+		at := f.i - 1
+		switch {
+		case !f.object:
+			writeIndex(&b, at)
+		case f.lone[at] != "":
+			b.WriteString(f.lone[at])
+		default:
+			writeKey(&b, f.keys[at])
+		}
+	}
+	return &dsl.SnapshotError{Path: b.String(), Reason: reason}
+}

@@ -1,0 +1,207 @@
+package jsvalue
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dop251/goja"
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// ToJS converts a value in the Go form of JSON values to JavaScript: null,
+// booleans, numbers, strings, and plain objects (prototype Object.prototype)
+// and arrays, every one frozen. Object members keep their order, except that
+// JavaScript lists integer-like keys first, in ascending order. A member
+// named __proto__ becomes an own data property.
+//
+// Other values dsl.Snapshot accepts (integers, map[string]any, typed slices
+// and maps, …) are normalised with it first; what it refuses, and a value
+// that contains itself, give a *dsl.SnapshotError with paths rooted at
+// "value".
+//
+// ToJS runs no script code and looks up no global: objects come from
+// Runtime.NewObject and NewArray, members are defined with
+// Object.DefineDataProperty (which, unlike assignment, never consults
+// Object.prototype, so a setter a script put there does not run), and
+// containers are sealed with the Object.freeze and Object.preventExtensions
+// captured by NewRealm.
+func (r *Realm) ToJS(v any) (goja.Value, error) {
+	c := toJS{r: r}
+	var out goja.Value
+	var err error
+	if ex := r.vm.Try(func() { out, err = c.run(v) }); ex != nil {
+		return nil, fmt.Errorf("jsvalue: building the value threw: %w", ex)
+	}
+	return out, err
+}
+
+// jsFrame is a Go container being converted.
+type jsFrame struct {
+	obj  *dsl.Object // the object, or nil for an array
+	list []any       // the array
+	n, i int         // children, and the index after the current child
+	vals []any       // converted children, goja.Value each
+	id   any         // identity for cycle detection, nil if it cannot cycle
+}
+
+// sliceID identifies a non-empty slice by its first element and length.
+type sliceID struct {
+	p *any
+	n int
+}
+
+// toJS is the state of one ToJS call. It walks with an explicit stack.
+type toJS struct {
+	r     *Realm
+	stack []jsFrame
+	open  map[any]struct{}
+}
+
+func (c *toJS) run(v any) (goja.Value, error) {
+	val, f, err := c.enter(v)
+	if err != nil || f == nil {
+		return val, err
+	}
+	if err := c.push(f); err != nil {
+		return nil, err
+	}
+	for {
+		f := &c.stack[len(c.stack)-1]
+		if f.i == f.n {
+			done, err := c.build(f)
+			if err != nil {
+				return nil, err
+			}
+			if f.id != nil {
+				delete(c.open, f.id)
+			}
+			c.stack[len(c.stack)-1] = jsFrame{}
+			c.stack = c.stack[:len(c.stack)-1]
+			if len(c.stack) == 0 {
+				return done, nil
+			}
+			p := &c.stack[len(c.stack)-1]
+			p.vals[p.i-1] = done
+			continue
+		}
+		var child any
+		if f.obj != nil {
+			var key string
+			key, child = f.obj.At(f.i)
+			f.i++
+			if !utf8.ValidString(key) {
+				return nil, c.fail("invalid UTF-8 in object key")
+			}
+		} else {
+			child = f.list[f.i]
+			f.i++
+		}
+		val, cf, err := c.enter(child)
+		if err != nil {
+			return nil, err
+		}
+		if cf == nil {
+			f.vals[f.i-1] = val
+			continue
+		}
+		if err := c.push(cf); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// enter converts a scalar, or returns a frame for a container.
+func (c *toJS) enter(v any) (goja.Value, *jsFrame, error) {
+	switch x := v.(type) {
+	case nil:
+		return goja.Null(), nil, nil
+	case bool:
+		return c.r.vm.ToValue(v), nil, nil
+	case string:
+		if utf8.ValidString(x) {
+			return c.r.vm.ToValue(v), nil, nil
+		}
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) && (x != 0 || !math.Signbit(x)) {
+			return c.r.vm.ToValue(v), nil, nil
+		}
+	case *dsl.Object:
+		if x != nil {
+			n := x.Len()
+			return nil, &jsFrame{obj: x, n: n, vals: make([]any, n), id: x}, nil
+		}
+	case []any:
+		if x != nil {
+			f := &jsFrame{list: x, n: len(x), vals: make([]any, len(x))}
+			if len(x) > 0 {
+				f.id = sliceID{&x[0], len(x)}
+			}
+			return nil, f, nil
+		}
+	}
+	// Not in the Go form, or not lossless: let dsl normalise it or say why.
+	nv, err := dsl.SnapshotAt(c.path(), v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.enter(nv)
+}
+
+// push opens a frame, refusing a container already open.
+func (c *toJS) push(f *jsFrame) error {
+	if f.id != nil {
+		if _, ok := c.open[f.id]; ok {
+			return c.fail(reasonCycle)
+		}
+		if c.open == nil {
+			c.open = make(map[any]struct{})
+		}
+		c.open[f.id] = struct{}{}
+	}
+	c.stack = append(c.stack, *f)
+	return nil
+}
+
+// build makes the frozen JavaScript container for a finished frame.
+func (c *toJS) build(f *jsFrame) (*goja.Object, error) {
+	vm := c.r.vm
+	if f.obj == nil {
+		arr := vm.NewArray(f.vals...)
+		c.r.call(builtinFreeze, arr)
+		return arr, nil
+	}
+	obj := vm.NewObject()
+	for i, v := range f.vals {
+		key, _ := f.obj.At(i)
+		val, _ := v.(goja.Value)
+		// Non-writable and non-configurable already, so preventing
+		// extensions is all freezing has left to do.
+		if err := obj.DefineDataProperty(key, val, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+			return nil, fmt.Errorf("jsvalue: defining %q: %w", key, err)
+		}
+	}
+	c.r.call(builtinPreventExtensions, obj)
+	return obj, nil
+}
+
+// path renders the position of the current child.
+func (c *toJS) path() string {
+	var b strings.Builder
+	b.WriteString("value")
+	for i := range c.stack {
+		f := &c.stack[i]
+		if f.obj == nil {
+			writeIndex(&b, f.i-1)
+		} else {
+			key, _ := f.obj.At(f.i - 1)
+			writeKey(&b, key)
+		}
+	}
+	return b.String()
+}
+
+func (c *toJS) fail(reason string) error {
+	return &dsl.SnapshotError{Path: c.path(), Reason: reason}
+}

@@ -1,0 +1,25 @@
+// Package tsbuild prepares plugin scripts for goja: it transforms
+// TypeScript and ES modules to CommonJS for ES2017 with esbuild, maps
+// positions in the result back to the original file, and applies the
+// scripting spec's file and module rules.
+//
+//   - [Transform] turns a .ts, .js or .mjs file into CommonJS code plus a
+//     [SourceMap], cached by content. Syntax errors are *[Diagnostic]s at
+//     their original "file:line:col".
+//   - [Output.Original] and [MapStack] map positions in the generated code
+//     (a goja stack trace, a runtime error) back to the original file.
+//   - [Resolve] resolves an import or require specifier: "dsh" and "dsh/…"
+//     are host modules; relative paths resolve inside the scripts directory
+//     only, never through ".." or a symbolic link leading out of it.
+//   - [PluginFiles] lists the plugins of a scripts directory.
+//
+// Positions are 1-based lines and 1-based columns counted in bytes, which is
+// what goja reports and what esbuild's diagnostics count; the source map's
+// own UTF-16 columns stay inside this package.
+//
+// Running the code is the caller's business: compile Output.Code under the
+// name Output.Path inside a CommonJS function wrapper, for instance
+// "(function (exports, require, module, __filename, __dirname) {" + Code +
+// "\n})"; Code's first line is a comment, so the wrapper's header does not
+// move any mapped column.
+package tsbuild

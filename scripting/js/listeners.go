@@ -1,0 +1,292 @@
+package js
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// on is on(event, listener, {prepend}) for the six events.
+func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionCall) goja.Value {
+	event := call.Argument(0).String()
+	fnv := call.Argument(1)
+	if _, ok := goja.AssertFunction(fnv); !ok {
+		throw(vm, fmt.Errorf("on(%q, listener) needs a listener function", event))
+	}
+	var opts []engine.ListenerOption
+	if o, ok := call.Argument(2).(*goja.Object); ok {
+		if p := o.Get("prepend"); p != nil && p.ToBoolean() {
+			opts = append(opts, engine.Prepend())
+		}
+	}
+	key := i.key(fnv.ToObject(vm))
+	pl := i.pool
+	p := pl.plugin
+	site := i.site(vm)
+	var err error
+	var d engine.Disposer
+	switch event {
+	case "tools/pre-execute":
+		if !i.replay {
+			d, err = p.OnPreExecute(site, agent, pl.preExecute(key), opts...)
+		}
+	case "tools/execute":
+		if !i.replay {
+			d, err = p.OnExecute(site, agent, pl.wrapper(key), opts...)
+		}
+	case "tools/post-execute":
+		if !i.replay {
+			d, err = p.OnPostExecute(site, agent, pl.postExecute(key), opts...)
+		}
+	case "tools/result":
+		if !i.replay {
+			d, err = p.OnResult(site, agent, pl.resultObserver(key), opts...)
+		}
+	case "tools/change":
+		if !i.replay {
+			d, err = p.OnChange(site, pl.changeObserver(key))
+		}
+	case "tools/ptc-dispatch-log":
+		if !i.replay {
+			d, err = p.OnDispatchLog(site, agent, pl.dispatchLog(key), opts...)
+		}
+	default:
+		i.seq-- // not an effect
+		delete(i.callbacks, key)
+		throw(vm, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", event))
+	}
+	if err != nil {
+		throw(vm, err)
+	}
+	return disposer(vm, d)
+}
+
+// goNext makes the script's next(): a function returning a promise that
+// settles with what the rest of the Go chain decides. The chain runs off the
+// loop, so listeners of the same plugin further down can run meanwhile.
+func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any) (goja.Value, error)) goja.Value {
+	return vm.ToValue(func(goja.FunctionCall) goja.Value {
+		c := ctx()
+		return vm.ToValue(i.loop.Go(vm, c, work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+			if err != nil {
+				return nil, err
+			}
+			return settle(vm, v)
+		}))
+	})
+}
+
+// preExecute is a tools/pre-execute listener in the script.
+func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
+	return func(ctx context.Context, exec *engine.Execution, next func() (engine.PreDecision, error)) (engine.PreDecision, error) {
+		v, err := pl.invoke(ctx, "a tools/pre-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+				d, err := next()
+				return d, err
+			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
+				return toJS(vm, preJSON(v.(engine.PreDecision)))
+			})
+			return fn(obj, e, n)
+		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			g, err := toGo(vm, v, "decision")
+			if err != nil {
+				return nil, fmt.Errorf("tools/pre-execute listener returned an invalid decision: %w", err)
+			}
+			return preDecision(g)
+		})
+		if err != nil {
+			return engine.PreDecision{}, err
+		}
+		return v.(engine.PreDecision), nil
+	}
+}
+
+// wrapper is a tools/execute wrapper in the script. exec.signal is writable:
+// next() passes on the ctx the current signal stands for.
+func (pl *pool) wrapper(key int) engine.ExecuteFunc {
+	return func(ctx context.Context, exec *engine.Execution, next func(context.Context) *engine.Result) (*engine.Result, error) {
+		v, err := pl.invoke(ctx, "a tools/execute wrapper", 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			e, release, err := i.execObject(vm, ctx, st, exec, nil, true)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			live := i.live[e]
+			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, func(c context.Context) (any, error) {
+				return next(c), nil
+			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
+				rv, err := i.resultJS(vm, v.(*engine.Result))
+				if o, ok := rv.(*goja.Object); ok {
+					st.release = append(st.release, func() { delete(i.results, o) })
+				}
+				return rv, err
+			})
+			return fn(obj, e, n)
+		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			if o, ok := v.(*goja.Object); ok {
+				if r, ok := i.results[o]; ok {
+					return r, nil
+				}
+			}
+			g, err := toGo(vm, v, "result")
+			if err != nil {
+				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
+			}
+			return resultFrom(g)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v.(*engine.Result), nil
+	}
+}
+
+// postExecute is a tools/post-execute listener in the script.
+func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
+	return func(ctx context.Context, exec *engine.Execution, r *engine.Result, next func() (engine.PostDecision, error)) (engine.PostDecision, error) {
+		v, err := pl.invoke(ctx, "a tools/post-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			rv, err := toJS(vm, r.JSON())
+			if err != nil {
+				return nil, err
+			}
+			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+				return next()
+			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
+				return toJS(vm, postJSON(v.(engine.PostDecision)))
+			})
+			return fn(obj, e, rv, n)
+		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			g, err := toGo(vm, v, "decision")
+			if err != nil {
+				return nil, fmt.Errorf("tools/post-execute listener returned an invalid decision: %w", err)
+			}
+			return postDecision(g)
+		})
+		if err != nil {
+			return engine.PostDecision{}, err
+		}
+		return v.(engine.PostDecision), nil
+	}
+}
+
+// resultObserver is a tools/result observer in the script.
+func (pl *pool) resultObserver(key int) engine.ResultObserver {
+	return func(exec *engine.Execution, r *engine.Result) error {
+		_, err := pl.invoke(context.Background(), "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			e, release, err := i.execObject(vm, context.Background(), st, exec, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			st.release = append(st.release, release)
+			rv, err := toJS(vm, r.JSON())
+			if err != nil {
+				return nil, err
+			}
+			return fn(obj, e, rv)
+		}, func(*instance, *goja.Runtime, goja.Value) (any, error) { return nil, nil })
+		return err
+	}
+}
+
+// changeObserver is a tools/change listener in the script.
+func (pl *pool) changeObserver(key int) engine.ChangeObserver {
+	return func(c engine.Change) error {
+		_, err := pl.invoke(context.Background(), "a tools/change listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(c.Kind)})
+			if c.Agent != nil {
+				o.Set("agent", c.Agent.ID())
+			}
+			if c.Name != "" {
+				o.Set("name", c.Name)
+			}
+			v, err := toJS(vm, o)
+			if err != nil {
+				return nil, err
+			}
+			return fn(obj, v)
+		}, func(*instance, *goja.Runtime, goja.Value) (any, error) { return nil, nil })
+		return err
+	}
+}
+
+// dispatchLog is a tools/ptc-dispatch-log listener in the script.
+func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
+	return func(ctx context.Context, e *engine.DispatchLogEntry, next func() ([]engine.Block, error)) ([]engine.Block, error) {
+		v, err := pl.invoke(ctx, "a tools/ptc-dispatch-log listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			entry := vm.NewObject()
+			if e.Exec != nil {
+				eo, release, err := i.execObject(vm, ctx, st, e.Exec, nil, false)
+				if err != nil {
+					return nil, err
+				}
+				st.release = append(st.release, release)
+				_ = entry.Set("exec", eo)
+			}
+			if e.Agent != nil {
+				_ = entry.Set("agent", i.agentObject(vm, e.Agent))
+			}
+			_ = entry.Set("subCallId", e.SubCallID)
+			_ = entry.Set("name", e.Name)
+			_ = entry.Set("isError", e.IsError)
+			cv, err := toJS(vm, engine.ContentJSON(e.Content))
+			if err != nil {
+				return nil, err
+			}
+			_ = entry.Set("content", cv)
+			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+				return next()
+			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
+				return toJS(vm, engine.ContentJSON(v.([]engine.Block)))
+			})
+			return fn(obj, entry, n)
+		}, convertContent)
+		if err != nil {
+			return nil, err
+		}
+		return v.([]engine.Block), nil
+	}
+}
+
+// errDecision reports a malformed decision: the listener then fails closed.
+func errDecision(event, why string) error {
+	return errors.New(event + " listener returned an invalid decision: " + why)
+}
