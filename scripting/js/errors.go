@@ -71,15 +71,20 @@ func stackPosition(stack string) (file string, line, col int) {
 			continue
 		}
 		ln = strings.TrimPrefix(ln, "at ")
-		if k := strings.LastIndex(ln, "("); k >= 0 && strings.HasSuffix(ln, ")") {
-			ln = ln[k+1 : len(ln)-1]
+		// "at fn (file:line:col(pc))" or "at file:line:col(pc)"
+		if k := strings.Index(ln, " ("); k >= 0 && strings.HasSuffix(ln, ")") {
+			ln = ln[k+2 : len(ln)-1]
 		}
 		parts := strings.Split(ln, ":")
 		if len(parts) < 3 {
 			continue
 		}
 		l, err1 := strconv.Atoi(parts[len(parts)-2])
-		c, err2 := strconv.Atoi(strings.Fields(parts[len(parts)-1] + " ")[0])
+		last := parts[len(parts)-1]
+		if k := strings.IndexAny(last, "( "); k >= 0 {
+			last = last[:k]
+		}
+		c, err2 := strconv.Atoi(last)
 		if err1 != nil || err2 != nil {
 			continue
 		}

@@ -72,6 +72,9 @@ func (e *env) call(t *testing.T, name string, args any) string {
 
 func (e *env) callAs(t *testing.T, agent *engine.Agent, name string, args any) string {
 	t.Helper()
+	if args == nil {
+		args = dsl.NewObject()
+	}
 	r := e.svc.Call(context.Background(), engine.Input{CallID: "c1", Name: name, Arguments: args, Agent: agent})
 	b, err := dsl.Marshal(r.JSON())
 	if err != nil {

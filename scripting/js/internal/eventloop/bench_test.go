@@ -1,0 +1,79 @@
+package eventloop
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dop251/goja"
+)
+
+// BenchmarkRunTrivial is the actor overhead: post a job, call a compiled JS
+// function on the loop, run done, hand the result back.
+func BenchmarkRunTrivial(b *testing.B) {
+	var f goja.Callable
+	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
+		v, err := vm.RunString("(function () { return 1 })")
+		f, _ = goja.AssertFunction(v)
+		return err
+	}})
+	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := l.Run(ctx, fn, nil, done); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunAwaitAsync awaits an async body that settles in the microtask
+// queue (the Go-side then attachment, no other goroutine).
+func BenchmarkRunAwaitAsync(b *testing.B) {
+	var f goja.Callable
+	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
+		v, err := vm.RunString("(async function () { await null; return 1 })")
+		f, _ = goja.AssertFunction(v)
+		return err
+	}})
+	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := l.Run(ctx, fn, nil, done); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunAwaitGo awaits a promise from Go(), settled from another
+// goroutine: Run → host function → work goroutine → settlement posted back →
+// resolve → reaction → done.
+func BenchmarkRunAwaitGo(b *testing.B) {
+	var (
+		l    *Loop
+		host goja.Callable
+	)
+	l = newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
+		settle := func(vm *goja.Runtime, v any, err error) (goja.Value, error) { return vm.ToValue(v), err }
+		work := func(context.Context) (any, error) { return 42, nil }
+		host, _ = goja.AssertFunction(vm.ToValue(func(goja.FunctionCall) goja.Value {
+			return vm.ToValue(l.Go(vm, nil, work, settle))
+		}))
+		return nil
+	}})
+	fn := func(vm *goja.Runtime) (goja.Value, error) { return host(goja.Undefined()) }
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		v, err := l.Run(ctx, fn, nil, done)
+		if err != nil || v != int64(42) {
+			b.Fatal(v, err)
+		}
+	}
+}

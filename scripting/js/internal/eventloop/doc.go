@@ -1,0 +1,135 @@
+// Package eventloop runs one goja runtime as an actor: one goroutine owns one
+// *goja.Runtime, and everything else talks to it by message.
+//
+// # The actor
+//
+// [New] starts the loop goroutine, which creates the runtime, installs
+// setTimeout, clearTimeout and queueMicrotask, runs [Options.Setup] and then
+// serves jobs until [Loop.Close] or until it breaks. No other goroutine ever
+// reads or writes a goja value; the only cross-goroutine call made on the
+// runtime is goja's Interrupt, which goja documents as safe to call from any
+// goroutine. Callers post jobs (a mutex-guarded slice plus a one-slot wake
+// channel, so posting never blocks) and receive results on a buffered channel,
+// so the loop never blocks on a caller that has gone away.
+//
+// [Loop.Run] posts fn as a job. If fn returns a pending *goja.Promise, the loop
+// attaches two reactions to it Go-side, through the intrinsic
+// Promise.prototype.then captured before any script ran (a script that replaces
+// Promise.prototype.then does not see or stop the attachment), and goes back to
+// serving other jobs: other Runs, timers, settlements from [Loop.Go]. Nothing
+// polls. When the promise settles, the reaction records the outcome and done
+// runs on the loop with the fulfilled value or a *JSError; only done's Go
+// result travels to the caller. Any number of Runs may be pending at once and
+// their awaits interleave on the loop, as calls into one Node process do.
+//
+// # Entries and the microtask queue
+//
+// goja drains its promise job queue whenever the outermost call into the
+// runtime returns, and an uncatchable error (stack overflow, interrupt) that
+// escapes the outermost call discards whatever jobs are still queued. So every
+// time the loop's Go code enters the runtime (a Run's fn, done, onCancel, a
+// timer callback, a Go settlement, Setup) it does so through a trampoline: a
+// tiny JS function, compiled once, that calls back into a Go function that
+// runs the job. While the trampoline's frame is on the call stack, the calls
+// the job makes into the runtime are nested, so they neither drain the queue
+// nor lose it on a stack overflow; the queue drains once, after the job, in
+// FIFO order. Two bottom frames appear in stack traces captured inside a job:
+// "<eventloop> (native)" and "<eventloop>:1:…"; [JSError.Stack] omits them.
+// Go code that runs directly inside a promise job (the Run reactions, the
+// rejection tracker) only records what happened; it never calls into the
+// runtime, because a call from there would start a nested drain out of order.
+//
+// An uncatchable error that escapes the drain means goja dropped the rest of
+// the job queue: async functions of any caller may never resume. The loop then
+// breaks (see below) with an error wrapping [ErrBroken], since no pending Run
+// could be trusted to finish. A stack overflow in a Run's own synchronous code
+// does not lose the queue and is only that Run's error.
+//
+// # Deadlines
+//
+// A Run whose ctx is done before its job starts returns ctx.Err() at once and
+// fn never runs (if the job is already queued, it is skipped). Once fn has
+// started, ctx being done makes Run post onCancel to the loop — the
+// cooperative abort, where the glue aborts the script's AbortSignal — and
+// start a timer of [Options.Grace]. If the script settles within the grace
+// its outcome is returned as usual. Otherwise the loop is broken with
+// [ErrInterrupted]: the runtime is interrupted (goja's Interrupt is
+// uncatchable: neither catch nor finally blocks run), Run returns an error
+// matching both ErrInterrupted and ctx's error, every other pending and later
+// Run returns ErrInterrupted, [Loop.Broken] reports true, the channel of
+// [Loop.Interrupted] closes and the goroutine exits as soon as the script is
+// out of JavaScript code. goja only checks the interrupt flag between
+// JavaScript instructions, so a script stuck inside a long-running native
+// function stops when that function returns. An interrupted runtime is never
+// reused; the glue replaces the instance.
+//
+// # Call depth
+//
+// goja runs JavaScript-to-JavaScript calls without Go recursion, but each
+// re-entry from a native function (Array.prototype.map callbacks, getters,
+// toString, Proxy traps, sort comparators, Function.prototype.call, class
+// constructors…) recurses on the Go stack, and a Go stack overflow is a
+// fatal error no recover catches. Exceeding [Options.MaxCallStackSize] makes
+// goja throw a *goja.StackOverflowError, which goja makes uncatchable by
+// script try/catch; the Run (or timer, or Setup) gets a *JSError{Name:
+// "RangeError", Message: "Maximum call stack size exceeded"} and the loop
+// stays usable.
+//
+// The default, [DefaultMaxCallStackSize] = 1,000 frames (Python's default
+// recursion limit; the depth the contract suggested), was measured with goja
+// at this version:
+//   - Go stack: the worst re-entry pattern needs 1–2 MiB at 1,000 frames
+//     (8–16 MiB at 10,000), against Go's 1 GiB default maximum; the tests run
+//     every pattern under an 8 MiB limit.
+//   - Time: unwinding an uncatchable error through native frames nests one Go
+//     panic per frame inside the previous one's deferred recover, which makes
+//     it quadratic: a runaway recursion through getters or callbacks stalls
+//     the loop about 30 ms at 1,000 frames, 110 ms at 2,000, 250 ms at 3,000
+//     and 2–3 s at 10,000 (V8's order of depth), and no interrupt can cut
+//     that short because no JavaScript runs while it unwinds. Plain
+//     JavaScript recursion unwinds in milliseconds at any depth.
+//
+// So 1,000 keeps the stall of a runaway getter (a classic bug) far below the
+// default grace, at the price of refusing recursion deeper than 1,000 frames;
+// plugins that need more can be given a larger MaxCallStackSize. (Deep
+// recursion that goja does not count as calls, such as
+// `function* g(){ yield* g() }`, is not bounded by this limit and overflows
+// the Go stack at any setting; that is a goja limitation this package cannot
+// fix.)
+//
+// # Timers
+//
+// setTimeout(fn, ms, ...args) returns a numeric id (1, 2, …); clearTimeout(id)
+// cancels it (unknown ids and non-primitive arguments are ignored). A delay
+// that is negative or NaN counts as 0; one above 2^31−1 ms counts as 1, as in
+// Node. Timers fire in order of due time, then id, each as its own entry
+// followed by its own microtask drain; a timer created by a callback never
+// fires in the same pass, even with delay 0. The loop keeps one time.Timer for
+// the earliest due time instead of a goroutine per timer. A callback that
+// throws is reported through [Options.OnError] and the loop goes on.
+// queueMicrotask(fn) enqueues fn on goja's promise job queue (through the
+// intrinsic then of a resolved promise), so it runs in FIFO order with
+// promise reactions; an exception it throws is reported through OnError.
+// Close stops and drops all timers.
+//
+// # Errors
+//
+// Script errors reach done and OnError as *JSError: Name, Message and Stack
+// of a thrown Error read Go-side from data properties (accessors, proxies and
+// script-defined toString are never called; the Stack is formatted from the
+// frames goja captured), a thrown non-Error follows String(v) for primitives,
+// "[object Object]" (or its class) for objects without a string message, and
+// "<unprintable thrown value>" for a Proxy. [Options.ThrownValue] lets the
+// glue attach the thrown value in Go form (e.g. a coded {name, code,
+// message} object).
+//
+// A Go panic on the loop (in fn, done, a host function, a timer callback)
+// unwinds through script frames without running their finally blocks, so it
+// breaks the loop with a *PanicError wrapped in ErrBroken instead of
+// crashing the process. A panic in a [Loop.Go] work function, which runs on
+// its own goroutine outside the runtime, only rejects that promise.
+//
+// When Options.OnError is set, a promise that is rejected and still has no
+// handler once the microtask queue has drained is reported through it, as
+// Node's unhandledRejection; Setup may install its own tracker instead.
+package eventloop

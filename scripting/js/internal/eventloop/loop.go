@@ -1,0 +1,806 @@
+package eventloop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+)
+
+const (
+	// DefaultMaxCallStackSize is the call depth limit used when
+	// Options.MaxCallStackSize is not positive. See the package documentation
+	// for how it was chosen.
+	DefaultMaxCallStackSize = 1000
+	// DefaultGrace is the grace period used when Options.Grace is zero.
+	DefaultGrace = 100 * time.Millisecond
+	// EntrySource names the loop's trampoline in goja stack frames (file name
+	// of the JS frame and name of the native one), so they can be filtered.
+	EntrySource = "<eventloop>"
+)
+
+// Options configures a Loop. The zero value is usable.
+type Options struct {
+	// MaxCallStackSize bounds the script call depth (goja's
+	// SetMaxCallStackSize); <= 0 means DefaultMaxCallStackSize.
+	MaxCallStackSize int
+	// Grace is how long a script may take to settle after its Run's context
+	// is done (and onCancel ran) before the runtime is interrupted. 0 means
+	// DefaultGrace; a negative value means no grace at all.
+	Grace time.Duration
+	// Setup runs on the loop, after the timer globals are installed and
+	// before New returns (e.g. to install the dsh globals). Its error, a
+	// *JSError for a script error, is New's error.
+	Setup func(vm *goja.Runtime) error
+	// OnError receives errors that belong to no Run: a timer or microtask
+	// callback that threw, an onCancel that threw, an unhandled promise
+	// rejection, and the reason the loop broke. It is called on the loop
+	// goroutine and must not block or call Run; nil discards them.
+	OnError func(error)
+	// ThrownValue, when set, converts a thrown or rejection object into its
+	// Go form for JSError.Value (the glue passes the lossless-JSON
+	// conversion); it returns false when the value is not convertible. It
+	// runs on the loop and must not call script code. Thrown primitives are
+	// converted without it.
+	ThrownValue func(vm *goja.Runtime, v goja.Value) (any, bool)
+}
+
+// Loop is one goja runtime and the goroutine that owns it. All methods are
+// safe for concurrent use; those taking a *goja.Runtime must be called on the
+// loop (from fn, done, onCancel, a settle function or a host function).
+type Loop struct {
+	opts  Options
+	grace time.Duration
+
+	// Written by the loop goroutine before New returns; read-only after.
+	vm   *goja.Runtime
+	goid int64
+
+	// Cross-goroutine state.
+	mu          sync.Mutex
+	inbox       []item
+	inboxClosed bool
+	reason      error // why the loop stopped; nil while it runs
+	broken      bool
+	stopped     atomic.Bool
+	wake        chan struct{} // one slot: "the inbox is not empty"
+	quit        chan struct{} // closed when the loop stops for any reason
+	brokenCh    chan struct{} // closed when the loop breaks
+	done        chan struct{} // closed when the goroutine has exited
+	ctx         context.Context
+	cancel      context.CancelFunc
+	workers     sync.WaitGroup
+
+	// Loop-only state below: touched by the loop goroutine only.
+	spare    []item
+	leftover []item
+
+	tramp     goja.Callable // runs the current job inside a JS frame
+	attach    goja.Callable // attach(promise, id): Go-side then
+	microtask goja.Callable // microtask(resolved, cb)
+	gopd        goja.Callable // intrinsic Object.getOwnPropertyDescriptor
+	objectProto *goja.Object  // intrinsic Object.prototype
+	errorCtor *goja.Object  // intrinsic Error
+	resolved  goja.Value    // an already resolved promise
+
+	// The job for the next tramp call: exactly one is set.
+	cur     func()
+	curRun  *run
+	curDone *run
+
+	active   map[*run]struct{} // started and not finished
+	awaiting map[int64]*run    // waiting for their promise, by attach id
+	awaitSeq int64
+	ready    []*run // settled, waiting for done
+
+	unhandled      map[*goja.Promise]struct{}
+	unhandledOrder []*goja.Promise
+
+	timers timerHeap
+	byID   map[int64]*timer
+	timerN int64
+	tmr    *time.Timer
+}
+
+type runState int32
+
+const (
+	runQueued runState = iota
+	runStarted
+	runCancelled // the caller gave up before the job started
+)
+
+type result struct {
+	v   any
+	err error
+}
+
+type run struct {
+	ctx      context.Context
+	fn       func(vm *goja.Runtime) (goja.Value, error)
+	onCancel func(vm *goja.Runtime)
+	done     func(vm *goja.Runtime, v goja.Value, err error) (any, error)
+	state    atomic.Int32
+	res      chan result // one slot; written exactly once, by the loop
+
+	// Loop-only.
+	finished bool
+	val      goja.Value // fulfilment value or rejection reason
+	rejected bool
+}
+
+type item struct {
+	run *run   // start this Run, or
+	fn  func() // run this job
+}
+
+// New starts a loop, runs Setup on it and returns once the loop is ready.
+// If Setup fails, the loop is stopped and New returns the error.
+func New(opts Options) (*Loop, error) {
+	if opts.MaxCallStackSize <= 0 {
+		opts.MaxCallStackSize = DefaultMaxCallStackSize
+	}
+	l := &Loop{
+		opts:     opts,
+		grace:    opts.Grace,
+		wake:     make(chan struct{}, 1),
+		quit:     make(chan struct{}),
+		brokenCh: make(chan struct{}),
+		done:     make(chan struct{}),
+		active:   make(map[*run]struct{}),
+		awaiting: make(map[int64]*run),
+		byID:     make(map[int64]*timer),
+	}
+	switch {
+	case l.grace == 0:
+		l.grace = DefaultGrace
+	case l.grace < 0:
+		l.grace = 0
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	ready := make(chan error, 1)
+	go l.main(ready)
+	if err := <-ready; err != nil {
+		<-l.done
+		l.workers.Wait()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Run runs fn as a job on the loop and returns done's result.
+//
+// If fn returns a pending promise, the loop serves other jobs until it
+// settles, then runs done on the loop with the fulfilled value, or with a
+// *JSError for the rejection. If fn fails, done gets its error (a *JSError for
+// a script error). A nil done returns v.Export() and err; a nil onCancel does
+// nothing. A nil ctx means context.Background().
+//
+// If ctx is done before the job starts, Run returns ctx.Err() and fn never
+// runs. If it is done later, onCancel runs on the loop and the script has the
+// grace period to settle; after that the loop is broken and Run returns an
+// error matching ErrInterrupted and ctx.Err(). Run returns ErrClosed after
+// Close and ErrInterrupted (or the ErrBroken reason) on a broken loop. Run
+// must not be called on the loop itself: it would wait for a job that cannot
+// start.
+func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, error), onCancel func(vm *goja.Runtime), done func(vm *goja.Runtime, v goja.Value, err error) (any, error)) (any, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &run{ctx: ctx, fn: fn, onCancel: onCancel, done: done, res: make(chan result, 1)}
+	if !l.post(item{run: r}) {
+		return nil, l.Err()
+	}
+	select {
+	case res := <-r.res:
+		return res.v, res.err
+	case <-l.quit:
+		return l.afterQuit(r)
+	case <-ctx.Done():
+	}
+	if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
+		return nil, ctx.Err()
+	}
+	l.post(item{fn: func() { l.cancelRun(r) }})
+	grace := time.NewTimer(l.grace)
+	defer grace.Stop()
+	select {
+	case res := <-r.res:
+		return res.v, res.err
+	case <-l.quit:
+		return l.afterQuit(r)
+	case <-grace.C:
+	}
+	select {
+	case res := <-r.res: // settled at the last moment
+		return res.v, res.err
+	default:
+	}
+	if l.stop(ErrInterrupted, true) {
+		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, ctx.Err())
+	}
+	return nil, l.Err()
+}
+
+// afterQuit is Run's answer once the loop stopped: its result if the loop
+// delivered one, the stop reason otherwise.
+func (l *Loop) afterQuit(r *run) (any, error) {
+	select {
+	case res := <-r.res:
+		return res.v, res.err
+	default:
+		return nil, l.Err()
+	}
+}
+
+// Close stops the loop: running script code is interrupted, timers are
+// dropped, pending Runs return ErrClosed and Go work contexts are cancelled.
+// Unless called on the loop goroutine itself, Close then waits until the
+// goroutine has exited and every Go work function has returned, so nothing
+// outlives it (a work function that ignores its context delays Close; a
+// script stuck inside a native function delays it until that returns).
+// Close is idempotent and may be called from any goroutine, at any time.
+func (l *Loop) Close() {
+	l.stop(ErrClosed, false)
+	if curGoid() == l.goid {
+		return // on the loop: it exits once the current job unwinds
+	}
+	<-l.done
+	l.workers.Wait()
+}
+
+// Broken reports whether the loop was broken: interrupted after a deadline,
+// or stopped by a fault. A broken loop never runs script code again.
+func (l *Loop) Broken() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broken
+}
+
+// Interrupted returns a channel closed when the loop breaks (interrupt or
+// fault), so the glue can replace the instance. Close does not close it.
+func (l *Loop) Interrupted() <-chan struct{} { return l.brokenCh }
+
+// Done returns a channel closed when the loop goroutine has exited.
+func (l *Loop) Done() <-chan struct{} { return l.done }
+
+// Err returns nil while the loop runs, then why it stopped: ErrClosed,
+// ErrInterrupted, or an error wrapping ErrBroken.
+func (l *Loop) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.reason
+}
+
+// stop records the first stop reason, wakes everyone and interrupts running
+// script code. It reports whether this call stopped the loop.
+func (l *Loop) stop(reason error, broken bool) bool {
+	l.mu.Lock()
+	if l.reason != nil {
+		l.mu.Unlock()
+		return false
+	}
+	l.reason = reason
+	l.broken = broken
+	l.mu.Unlock()
+	l.stopped.Store(true)
+	if broken {
+		close(l.brokenCh)
+	}
+	close(l.quit)
+	l.cancel()
+	// The only call made on the runtime off the loop; goja makes it safe.
+	l.vm.Interrupt(reason)
+	return true
+}
+
+// post queues a job; it never blocks. It fails once the loop has exited.
+func (l *Loop) post(it item) bool {
+	l.mu.Lock()
+	if l.inboxClosed {
+		l.mu.Unlock()
+		return false
+	}
+	l.inbox = append(l.inbox, it)
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (l *Loop) report(err error) {
+	if l.opts.OnError == nil || err == nil {
+		return
+	}
+	defer func() { _ = recover() }() // a failing reporter has nowhere to report to
+	l.opts.OnError(err)
+}
+
+func (l *Loop) main(ready chan<- error) {
+	defer l.exit()
+	l.goid = curGoid()
+	if err := l.init(); err != nil {
+		err = fmt.Errorf("eventloop: init: %w", err)
+		l.stop(err, false)
+		ready <- err
+		return
+	}
+	if l.opts.Setup != nil {
+		var err error
+		l.cur = func() {
+			if ex := l.vm.Try(func() { err = l.opts.Setup(l.vm) }); ex != nil {
+				err = ex
+			}
+			err = l.convert(err)
+		}
+		l.enter()
+		l.afterEnter()
+		if err == nil && l.stopped.Load() {
+			err = l.Err()
+		}
+		if err != nil {
+			err = fmt.Errorf("eventloop: setup: %w", err)
+			l.stop(err, false)
+			ready <- err
+			return
+		}
+	}
+	ready <- nil
+	l.serve()
+}
+
+// initSrc is compiled once. Its functions only call what they were given,
+// never globals, so scripts that replace globals change nothing.
+const initSrc = `(function (enter, apply, then, settled, report) {
+  return [
+    function () { enter() },
+    function (p, id) {
+      apply(then, p, [function (v) { settled(id, v, false) }, function (e) { settled(id, e, true) }])
+    },
+    function (resolved, cb) {
+      apply(then, resolved, [function () { try { cb() } catch (e) { report(e) } }])
+    }
+  ]
+})`
+
+func (l *Loop) init() error {
+	vm := goja.New()
+	l.vm = vm
+	vm.SetMaxCallStackSize(l.opts.MaxCallStackSize)
+	l.tmr = time.NewTimer(time.Hour)
+	l.tmr.Stop()
+
+	// Intrinsics, read before any script code ran.
+	global := vm.GlobalObject()
+	intrinsic := func(path ...string) (goja.Value, error) {
+		var v goja.Value = global
+		for _, name := range path {
+			obj, ok := v.(*goja.Object)
+			if !ok {
+				return nil, fmt.Errorf("intrinsic %v not found", path)
+			}
+			v = obj.Get(name)
+		}
+		return v, nil
+	}
+	then, err := intrinsic("Promise", "prototype", "then")
+	if err != nil {
+		return err
+	}
+	apply, err := intrinsic("Reflect", "apply")
+	if err != nil {
+		return err
+	}
+	gopd, err := intrinsic("Object", "getOwnPropertyDescriptor")
+	if err != nil {
+		return err
+	}
+	var ok bool
+	if l.gopd, ok = goja.AssertFunction(gopd); !ok {
+		return errors.New("Object.getOwnPropertyDescriptor is not a function")
+	}
+	objectProto, err := intrinsic("Object", "prototype")
+	if err != nil {
+		return err
+	}
+	if l.objectProto, ok = objectProto.(*goja.Object); !ok {
+		return errors.New("Object.prototype is not an object")
+	}
+	errorCtor, err := intrinsic("Error")
+	if err != nil {
+		return err
+	}
+	if l.errorCtor, ok = errorCtor.(*goja.Object); !ok {
+		return errors.New("Error is not an object")
+	}
+
+	enter := l.native(EntrySource, 0, func(goja.FunctionCall) goja.Value {
+		switch {
+		case l.curRun != nil:
+			r := l.curRun
+			l.curRun = nil
+			l.startRun(r)
+		case l.curDone != nil:
+			r := l.curDone
+			l.curDone = nil
+			l.finishSettled(r)
+		case l.cur != nil:
+			f := l.cur
+			l.cur = nil
+			f()
+		}
+		return goja.Undefined()
+	})
+	settled := l.native("settled", 3, func(call goja.FunctionCall) goja.Value {
+		// Runs inside a promise job: record only, never call into the runtime.
+		id := call.Argument(0).ToInteger()
+		if r := l.awaiting[id]; r != nil {
+			delete(l.awaiting, id)
+			r.val = call.Argument(1)
+			r.rejected = call.Argument(2).ToBoolean()
+			l.ready = append(l.ready, r)
+		}
+		return goja.Undefined()
+	})
+	report := l.native("reportError", 1, func(call goja.FunctionCall) goja.Value {
+		// Called from JS (a frame is on the stack), so conversion is nested.
+		l.report(fmt.Errorf("eventloop: queueMicrotask callback: %w", l.Thrown(vm, call.Argument(0))))
+		return goja.Undefined()
+	})
+
+	mk, err := vm.RunScript(EntrySource, initSrc)
+	if err != nil {
+		return err
+	}
+	mkf, ok := goja.AssertFunction(mk)
+	if !ok {
+		return errors.New("init script is not a function")
+	}
+	fns, err := mkf(goja.Undefined(), enter, apply, then, settled, report)
+	if err != nil {
+		return err
+	}
+	arr := fns.(*goja.Object)
+	for i, dst := range []*goja.Callable{&l.tramp, &l.attach, &l.microtask} {
+		if *dst, ok = goja.AssertFunction(arr.Get(fmt.Sprint(i))); !ok {
+			return errors.New("init script returned a non-function")
+		}
+	}
+
+	p, resolve, _ := vm.NewPromise()
+	if err := resolve(goja.Undefined()); err != nil {
+		return err
+	}
+	l.resolved = vm.ToValue(p)
+
+	if l.opts.OnError != nil {
+		l.unhandled = make(map[*goja.Promise]struct{})
+		vm.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
+			// Runs inside reject or then: record only.
+			if op == goja.PromiseRejectionReject {
+				l.unhandled[p] = struct{}{}
+				l.unhandledOrder = append(l.unhandledOrder, p)
+			} else {
+				delete(l.unhandled, p)
+			}
+		})
+	}
+	return l.installTimers()
+}
+
+// native makes a Go function callable from JS with a proper name and length
+// (goja would name it after the Go symbol).
+func (l *Loop) native(name string, length int, f func(goja.FunctionCall) goja.Value) *goja.Object {
+	obj := l.vm.ToValue(f).(*goja.Object)
+	_ = obj.DefineDataProperty("name", l.vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = obj.DefineDataProperty("length", l.vm.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return obj
+}
+
+// serve is the loop: inbox jobs, then due timers, then sleep.
+func (l *Loop) serve() {
+	for {
+		l.mu.Lock()
+		items := l.inbox
+		l.inbox = l.spare[:0]
+		l.mu.Unlock()
+		for i := range items {
+			if l.stopped.Load() {
+				l.leftover = append(l.leftover, items[i:]...)
+				return
+			}
+			it := items[i]
+			if it.run != nil {
+				l.curRun = it.run
+			} else {
+				l.cur = it.fn
+			}
+			l.enter()
+			l.afterEnter()
+		}
+		clear(items)
+		l.spare = items[:0]
+		if l.stopped.Load() {
+			return
+		}
+		l.runTimers()
+		if l.stopped.Load() {
+			return
+		}
+		select {
+		case <-l.wake:
+		case <-l.tmr.C:
+		case <-l.quit:
+			return
+		}
+	}
+}
+
+// enter runs the current job inside the trampoline; the microtask queue
+// drains when it returns.
+func (l *Loop) enter() {
+	defer func() {
+		if x := recover(); x != nil {
+			l.cur, l.curRun, l.curDone = nil, nil, nil
+			l.stop(fmt.Errorf("%w: %w", ErrBroken, &PanicError{Value: x, Stack: debug.Stack()}), true)
+		}
+	}()
+	if _, err := l.tramp(goja.Undefined()); err != nil {
+		l.entryFailed(err)
+	}
+}
+
+// entryFailed handles an error that escaped an entry: jobs catch everything,
+// so it escaped the microtask drain, and goja discarded the job queue.
+func (l *Loop) entryFailed(err error) {
+	ie, so, _ := gojaError(err)
+	switch {
+	case ie != nil:
+		l.stop(ErrInterrupted, true)
+	case so != nil:
+		l.stop(fmt.Errorf("%w: a stack overflow in a promise job made goja discard its job queue: %w", ErrBroken, stackOverflow(so)), true)
+	default:
+		// Jobs catch script errors, so this is a bug in the loop; do not format a
+		// thrown value here (that could call script code outside an entry).
+		l.report(fmt.Errorf("eventloop: an error of type %T escaped a loop job", err))
+	}
+}
+
+// afterEnter runs what the last drain left: done of settled Runs, each in its
+// own entry, and the report of unhandled rejections.
+func (l *Loop) afterEnter() {
+	for !l.stopped.Load() {
+		if len(l.ready) > 0 {
+			l.curDone = l.ready[0]
+			n := copy(l.ready, l.ready[1:])
+			l.ready[n] = nil
+			l.ready = l.ready[:n]
+			l.enter()
+			continue
+		}
+		if len(l.unhandled) > 0 {
+			l.cur = l.reportRejections
+			l.enter()
+			continue
+		}
+		l.unhandledOrder = l.unhandledOrder[:0]
+		return
+	}
+}
+
+func (l *Loop) reportRejections() {
+	order := l.unhandledOrder
+	l.unhandledOrder = nil
+	for _, p := range order {
+		if _, ok := l.unhandled[p]; !ok {
+			continue
+		}
+		delete(l.unhandled, p)
+		l.report(fmt.Errorf("eventloop: unhandled promise rejection: %w", l.Thrown(l.vm, p.Result())))
+	}
+	clear(l.unhandled)
+}
+
+func (l *Loop) startRun(r *run) {
+	if !r.state.CompareAndSwap(int32(runQueued), int32(runStarted)) {
+		return // the caller gave up before the job started
+	}
+	if err := r.ctx.Err(); err != nil {
+		l.deliver(r, nil, err)
+		return
+	}
+	l.active[r] = struct{}{}
+	var (
+		v   goja.Value
+		err error
+	)
+	if ex := l.vm.Try(func() { v, err = r.fn(l.vm) }); ex != nil {
+		err = ex
+	}
+	if l.stopped.Load() {
+		return // exit delivers the stop reason
+	}
+	if err != nil {
+		l.complete(r, nil, l.convert(err))
+		return
+	}
+	p := promiseOf(v)
+	if p == nil {
+		l.complete(r, v, nil)
+		return
+	}
+	switch p.State() {
+	case goja.PromiseStateFulfilled:
+		l.complete(r, p.Result(), nil)
+	case goja.PromiseStateRejected:
+		delete(l.unhandled, p) // handled: by this Run
+		l.complete(r, nil, l.Thrown(l.vm, p.Result()))
+	default:
+		l.awaitSeq++
+		id := l.awaitSeq
+		l.awaiting[id] = r
+		if _, err := l.attach(goja.Undefined(), v, l.vm.ToValue(id)); err != nil {
+			delete(l.awaiting, id)
+			if !l.stopped.Load() {
+				l.complete(r, nil, l.convert(err))
+			}
+		}
+	}
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+// promiseOf returns v's promise if v is a native promise (including subclass
+// instances), without running script code.
+func promiseOf(v goja.Value) *goja.Promise {
+	obj, ok := v.(*goja.Object)
+	if !ok || obj.ExportType() != promiseType {
+		return nil
+	}
+	p, _ := obj.Export().(*goja.Promise)
+	return p
+}
+
+func (l *Loop) finishSettled(r *run) {
+	if r.rejected {
+		l.complete(r, nil, l.Thrown(l.vm, r.val))
+	} else {
+		l.complete(r, r.val, nil)
+	}
+	r.val = nil
+}
+
+// complete runs done and delivers its result.
+func (l *Loop) complete(r *run, v goja.Value, err error) {
+	if r.finished || l.stopped.Load() {
+		return
+	}
+	if v == nil {
+		v = goja.Undefined()
+	}
+	var (
+		out  any
+		derr error
+	)
+	ex := l.vm.Try(func() {
+		if r.done == nil {
+			if err == nil {
+				out = v.Export()
+			}
+			derr = err
+			return
+		}
+		out, derr = r.done(l.vm, v, err)
+	})
+	if ex != nil {
+		out, derr = nil, ex
+	}
+	derr = l.convert(derr)
+	if l.stopped.Load() {
+		return
+	}
+	l.deliver(r, out, derr)
+}
+
+func (l *Loop) deliver(r *run, v any, err error) {
+	if r.finished {
+		return
+	}
+	r.finished = true
+	delete(l.active, r)
+	r.res <- result{v, err}
+}
+
+func (l *Loop) cancelRun(r *run) {
+	if r.finished || r.onCancel == nil {
+		return
+	}
+	if _, ok := l.active[r]; !ok {
+		return
+	}
+	if ex := l.vm.Try(func() { r.onCancel(l.vm) }); ex != nil {
+		if err := l.convert(ex); !l.stopped.Load() {
+			l.report(fmt.Errorf("eventloop: onCancel: %w", err))
+		}
+	}
+}
+
+// convert is ScriptError plus the rule that an interrupted runtime is never
+// reused (an interrupt the loop did not cause breaks it too).
+func (l *Loop) convert(err error) error {
+	if err == nil {
+		return nil
+	}
+	if ie, _, _ := gojaError(err); ie != nil && !l.stopped.Load() {
+		l.stop(ErrInterrupted, true)
+	}
+	return l.ScriptError(l.vm, err)
+}
+
+// exit runs on the loop goroutine as it returns: every Run that is still
+// waiting gets the stop reason, timers are dropped, work is cancelled.
+func (l *Loop) exit() {
+	l.mu.Lock()
+	l.inboxClosed = true
+	items := append(l.leftover, l.inbox...)
+	l.inbox, l.leftover, l.spare = nil, nil, nil
+	reason, broken := l.reason, l.broken
+	l.mu.Unlock()
+	if reason == nil {
+		reason = ErrClosed
+	}
+	if broken {
+		l.report(reason) // on the loop, like every OnError call
+	}
+	for _, it := range items {
+		if r := it.run; r != nil && r.state.CompareAndSwap(int32(runQueued), int32(runStarted)) {
+			r.finished = true
+			r.res <- result{nil, reason}
+		}
+	}
+	for r := range l.active {
+		if !r.finished {
+			r.finished = true
+			r.res <- result{nil, reason}
+		}
+	}
+	clear(l.active)
+	clear(l.awaiting)
+	l.ready = nil
+	l.cur, l.curRun, l.curDone = nil, nil, nil
+	l.dropTimers()
+	l.cancel()
+	close(l.done)
+}
+
+// curGoid returns the current goroutine's id, parsed from its stack header
+// ("goroutine 123 [running]:"). Only Close uses it, to know whether it runs
+// on the loop and must not wait for it.
+func curGoid() int64 {
+	var buf [32]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	const prefix = "goroutine "
+	if len(b) < len(prefix) {
+		return -1
+	}
+	var id int64
+	for _, c := range b[len(prefix):] {
+		if c < '0' || c > '9' {
+			break
+		}
+		id = id*10 + int64(c-'0')
+	}
+	return id
+}
