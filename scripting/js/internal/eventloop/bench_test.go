@@ -3,6 +3,7 @@ package eventloop
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/dop251/goja"
 )
@@ -19,6 +20,28 @@ func BenchmarkRunTrivial(b *testing.B) {
 	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
 	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
 	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := l.Run(ctx, fn, nil, done); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunTrivialWithDeadline is BenchmarkRunTrivial under a context
+// with a deadline, as the engine calls it (one more timer per Run).
+func BenchmarkRunTrivialWithDeadline(b *testing.B) {
+	var f goja.Callable
+	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
+		v, err := vm.RunString("(function () { return 1 })")
+		f, _ = goja.AssertFunction(v)
+		return err
+	}})
+	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

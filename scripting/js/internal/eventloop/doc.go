@@ -12,15 +12,28 @@
 // channel, so posting never blocks) and receive results on a buffered channel,
 // so the loop never blocks on a caller that has gone away.
 //
-// [Loop.Run] posts fn as a job. If fn returns a pending *goja.Promise, the loop
-// attaches two reactions to it Go-side, through the intrinsic
-// Promise.prototype.then captured before any script ran (a script that replaces
-// Promise.prototype.then does not see or stop the attachment), and goes back to
-// serving other jobs: other Runs, timers, settlements from [Loop.Go]. Nothing
-// polls. When the promise settles, the reaction records the outcome and done
-// runs on the loop with the fulfilled value or a *JSError; only done's Go
-// result travels to the caller. Any number of Runs may be pending at once and
-// their awaits interleave on the loop, as calls into one Node process do.
+// [Loop.Run] posts fn as a job. If fn returns a pending *goja.Promise (a
+// native promise, subclass instances included; other thenables are plain
+// values, since awaiting them would call script code), the loop attaches two
+// reactions to it Go-side, through the intrinsic Promise.prototype.then and
+// Reflect.apply captured before any script ran (a script that replaces
+// Promise.prototype.then does not see or stop the attachment; then still
+// reads the promise's constructor and its Symbol.species, as the language
+// requires, so a script that redefines those has its own code called there,
+// on the loop, and can at worst keep its Run pending until the deadline), and
+// goes back to serving other jobs: other Runs, timers,
+// settlements from [Loop.Go]. Nothing polls. When the promise settles, the
+// reaction records the outcome and done runs on the loop, in an entry of its
+// own, with the fulfilled value or a *JSError; only done's Go result travels
+// to the caller. An already settled promise is not attached to: done runs at
+// once. Any number of Runs may be pending at once and their awaits interleave
+// on the loop, as calls into one Node process do.
+//
+// [Loop.Go] is the host-async mechanism: a Go-implemented JS function returns
+// its promise, the work runs on its own goroutine with a context that also
+// ends when the loop stops, and the outcome is posted back; settle converts
+// it on the loop and returns (value, error) so that a conversion failure can
+// reject, which a bare value could not express.
 //
 // # Entries and the microtask queue
 //
@@ -119,9 +132,18 @@
 // script-defined toString are never called; the Stack is formatted from the
 // frames goja captured), a thrown non-Error follows String(v) for primitives,
 // "[object Object]" (or its class) for objects without a string message, and
-// "<unprintable thrown value>" for a Proxy. [Options.ThrownValue] lets the
-// glue attach the thrown value in Go form (e.g. a coded {name, code,
-// message} object).
+// "<unprintable thrown value>" for a Proxy. Data properties are read through
+// the intrinsic Object.getOwnPropertyDescriptor; goja fills the descriptor
+// object with ordinary assignments, so a setter that a script put on
+// Object.prototype under a descriptor field name ("value", "get", …) would
+// run: when Object.prototype has such an own property, thrown objects are
+// "<unprintable thrown value>" instead. An Error's own "stack" is never read
+// (goja formats it lazily from name and message, getters included); the
+// frames goja captured for the error are formatted instead.
+// [Options.ThrownValue] lets the glue attach the thrown value in Go form
+// (e.g. a coded {name, code, message} object). A goja error that done
+// returns, even wrapped, is replaced by its conversion ([Loop.ScriptError]),
+// so no goja value leaves the loop inside an error.
 //
 // A Go panic on the loop (in fn, done, a host function, a timer callback)
 // unwinds through script frames without running their finally blocks, so it

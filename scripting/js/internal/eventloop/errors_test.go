@@ -156,8 +156,8 @@ func TestScriptErrorPassesOtherErrorsThrough(t *testing.T) {
 	// done's own goja errors are converted before they leave the loop.
 	_, err = l.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
 		return vm.ToValue(1), nil
-	}, nil, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
-		_, err = vm.RunString("throw new Error('from done')")
+	}, nil, func(vm *goja.Runtime, v goja.Value, _ error) (any, error) {
+		_, err := vm.RunString("throw new Error('from done')")
 		return nil, err
 	})
 	var je *JSError

@@ -82,13 +82,13 @@ type Loop struct {
 	spare    []item
 	leftover []item
 
-	tramp     goja.Callable // runs the current job inside a JS frame
-	attach    goja.Callable // attach(promise, id): Go-side then
-	microtask goja.Callable // microtask(resolved, cb)
+	tramp       goja.Callable // runs the current job inside a JS frame
+	attach      goja.Callable // attach(promise, id): Go-side then
+	microtask   goja.Callable // microtask(resolved, cb)
 	gopd        goja.Callable // intrinsic Object.getOwnPropertyDescriptor
 	objectProto *goja.Object  // intrinsic Object.prototype
-	errorCtor *goja.Object  // intrinsic Error
-	resolved  goja.Value    // an already resolved promise
+	errorCtor   *goja.Object  // intrinsic Error
+	resolved    goja.Value    // an already resolved promise
 
 	// The job for the next tramp call: exactly one is set.
 	cur     func()
@@ -198,6 +198,16 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 		return nil, err
 	}
 	r := &run{ctx: ctx, fn: fn, onCancel: onCancel, done: done, res: make(chan result, 1)}
+	// With a deadline, the hard timer is armed up front for deadline+grace, so
+	// that the interrupt does not wait for this goroutine to be scheduled once
+	// at the deadline first: with few Ps and a script hogging one, each
+	// wake-up can cost a preemption period (10 ms).
+	var hard *time.Timer
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		hard = time.NewTimer(time.Until(deadline) + l.grace)
+		defer hard.Stop()
+	}
 	if !l.post(item{run: r}) {
 		return nil, l.Err()
 	}
@@ -212,14 +222,20 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 		return nil, ctx.Err()
 	}
 	l.post(item{fn: func() { l.cancelRun(r) }})
-	grace := time.NewTimer(l.grace)
-	defer grace.Stop()
+	// The grace counts from the end of ctx: the deadline, or now if it was
+	// cancelled earlier.
+	if end := time.Now().Add(l.grace); hard == nil {
+		hard = time.NewTimer(l.grace)
+		defer hard.Stop()
+	} else if deadline.Add(l.grace).After(end) {
+		hard.Reset(l.grace)
+	}
 	select {
 	case res := <-r.res:
 		return res.v, res.err
 	case <-l.quit:
 		return l.afterQuit(r)
-	case <-grace.C:
+	case <-hard.C:
 	}
 	select {
 	case res := <-r.res: // settled at the last moment
@@ -409,21 +425,21 @@ func (l *Loop) init() error {
 	}
 	var ok bool
 	if l.gopd, ok = goja.AssertFunction(gopd); !ok {
-		return errors.New("Object.getOwnPropertyDescriptor is not a function")
+		return errors.New("the intrinsic Object.getOwnPropertyDescriptor is not a function")
 	}
 	objectProto, err := intrinsic("Object", "prototype")
 	if err != nil {
 		return err
 	}
 	if l.objectProto, ok = objectProto.(*goja.Object); !ok {
-		return errors.New("Object.prototype is not an object")
+		return errors.New("the intrinsic Object.prototype is not an object")
 	}
 	errorCtor, err := intrinsic("Error")
 	if err != nil {
 		return err
 	}
 	if l.errorCtor, ok = errorCtor.(*goja.Object); !ok {
-		return errors.New("Error is not an object")
+		return errors.New("the intrinsic Error is not an object")
 	}
 
 	enter := l.native(EntrySource, 0, func(goja.FunctionCall) goja.Value {
@@ -539,9 +555,13 @@ func (l *Loop) serve() {
 		if l.stopped.Load() {
 			return
 		}
+		var due <-chan time.Time // nil (never ready) without timers: cheaper select
+		if len(l.timers) > 0 {
+			due = l.tmr.C
+		}
 		select {
 		case <-l.wake:
-		case <-l.tmr.C:
+		case <-due:
 		case <-l.quit:
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -286,6 +287,25 @@ func TestAnInfiniteLoopInsideTryCatchIsInterruptedUncatchably(t *testing.T) {
 	}
 }
 
+func TestAScriptDeepInNativeCallbacksIsInterruptedAndTheGoroutineExits(t *testing.T) {
+	l := newLoop(t, Options{Grace: 10 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := runJS(l, ctx, `
+		function deep(n) {
+			if (n === 0) { try { for (;;) {} } catch (e) {} }
+			return [0].map(() => { try { return deep(n - 1) } finally { deep(0) } });
+		}
+		deep(300)`)
+	returned := time.Since(start)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("got %v", err)
+	}
+	waitClosed(t, l.Done(), "Done()")
+	t.Logf("Run returned after %v, goroutine gone after %v (deadline+grace 20ms)", returned, time.Since(start))
+}
+
 func TestAnAwaitThatNeverSettlesIsInterruptedAndOtherPendingRunsFail(t *testing.T) {
 	l := newLoop(t, Options{Grace: 10 * time.Millisecond})
 	other := make(chan error, 1)
@@ -335,8 +355,14 @@ func TestInterruptLatencyIsSmall(t *testing.T) {
 	}
 	p99 := percentile(lat, 0.99)
 	t.Logf("interrupt latency past deadline+grace over %d runs: p50 %v, p99 %v; goroutine gone within %v", runs, percentile(lat, 0.5), p99, exit)
-	if p99 > 50*time.Millisecond {
-		t.Fatalf("p99 %v", p99)
+	// With one P the busy loop goroutine yields the CPU to the timers and to
+	// Run only when the scheduler preempts it (every 10 ms), twice per run.
+	bound := 50 * time.Millisecond
+	if runtime.GOMAXPROCS(0) == 1 {
+		bound = 150 * time.Millisecond
+	}
+	if p99 > bound {
+		t.Fatalf("p99 %v > %v", p99, bound)
 	}
 }
 

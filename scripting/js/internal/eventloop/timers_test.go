@@ -3,8 +3,8 @@ package eventloop
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
