@@ -55,17 +55,27 @@ func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
 		return nil, errors.New("the plugin has been disposed")
 	}
 	defer exit()
-	var cancel context.CancelFunc = func() {}
-	if timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(ctx, timeout, &errTimedOut{what: what, d: timeout})
-	}
-	defer cancel()
+	// The deadline runs from when the script starts, not while the call
+	// waits in the instance's queue behind others.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var deadline *time.Timer
+	defer func() {
+		if deadline != nil {
+			deadline.Stop()
+		}
+	}()
 	inst, err := pl.instance(ctx)
 	if err != nil {
 		return nil, err
 	}
+	inst.busy.Add(1)
+	defer inst.busy.Add(-1)
 	st := &callState{}
 	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+		if timeout > 0 {
+			deadline = time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) })
+		}
 		return run(inst, vm, st)
 	}, func(vm *goja.Runtime) {
 		for _, c := range st.controllers {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -42,6 +44,8 @@ type Host struct {
 	// Grace is how long a script may run after its call was cancelled before
 	// it is interrupted.
 	Grace time.Duration
+	// Modules are the host modules plugins import as "dsh/<name>".
+	Modules []Module
 }
 
 // Extensions returns .js, .mjs and .ts.
@@ -69,24 +73,38 @@ func (h *Host) grace() time.Duration {
 }
 
 // Load evaluates a plugin's top level in a fresh instance; its effects go to
-// p, which the loader commits.
+// p, which the loader commits. A plugin that exports `instances = N` (or
+// calls dsh.instances(N)) gets N-1 more instances, each replaying the top
+// level, for CPU-parallel concurrency-safe tools.
 func (h *Host) Load(ctx context.Context, p *scripting.Plugin, src scripting.Source) error {
 	out, err := tsbuild.Transform(src.Rel, src.Code)
 	if err != nil {
 		return asDiagnostic(src.Rel, err)
 	}
 	pl := &pool{host: h, plugin: p, src: src, main: out, log: h.logger().With("plugin", src.Rel)}
-	inst, err := pl.newInstance(ctx, false)
+	first, err := pl.newInstance(ctx, false)
 	if err != nil {
 		return err
 	}
-	pl.setCurrent(inst)
+	pl.effects = first.seq
+	pl.slots = []*instance{first}
+	for n := 1; n < first.wantInstances; n++ {
+		inst, err := pl.replayInstance(ctx)
+		if err != nil {
+			pl.close()
+			return &scripting.Diagnostic{File: src.Rel, Message: fmt.Sprintf("instance %d of %d: %v", n+1, first.wantInstances, err), Err: err}
+		}
+		pl.slots = append(pl.slots, inst)
+	}
 	p.OnClose(pl.close)
 	return nil
 }
 
-// pool holds a plugin's live instance and replaces an interrupted one with a
-// fresh instance that replays the top level.
+// MaxInstances bounds a plugin's instances.
+const MaxInstances = 64
+
+// pool holds a plugin's instances: calls go to the least busy one, and an
+// interrupted instance is replaced by a fresh one that replays the top level.
 type pool struct {
 	host   *Host
 	plugin *scripting.Plugin
@@ -95,57 +113,69 @@ type pool struct {
 	log    *slog.Logger
 
 	mu      sync.Mutex
-	current *instance
+	slots   []*instance // nil entries are instances that failed to restart
 	closed  bool
 	effects int // the number of top-level effects: a replay must make as many
 }
 
-func (pl *pool) setCurrent(i *instance) {
-	pl.mu.Lock()
-	pl.current = i
-	if !i.replay {
-		pl.effects = i.seq
-	}
-	pl.mu.Unlock()
-}
-
-// instance returns the instance to serve a call, replacing a broken one.
+// instance picks the instance to serve a call, replacing a broken one.
 func (pl *pool) instance(ctx context.Context) (*instance, error) {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
 		return nil, errors.New("the plugin has been disposed")
 	}
-	if pl.current != nil && !pl.current.loop.Broken() {
-		return pl.current, nil
+	best := -1
+	for k, inst := range pl.slots {
+		if inst == nil || inst.loop.Broken() {
+			if inst != nil {
+				pl.log.Warn("plugin instance was interrupted; starting a fresh one")
+				inst.close()
+			}
+			fresh, err := pl.replayInstance(ctx)
+			if err != nil {
+				pl.slots[k] = nil
+				pl.log.Error("the plugin's fresh instance failed to start", "error", err)
+				continue
+			}
+			pl.slots[k] = fresh
+			inst = fresh
+		}
+		if best < 0 || inst.busy.Load() < pl.slots[best].busy.Load() {
+			best = k
+		}
 	}
-	if pl.current != nil {
-		pl.log.Warn("plugin instance was interrupted; starting a fresh one")
-		pl.current.close()
+	if best < 0 {
+		return nil, errors.New("the plugin has no instance able to serve (its fresh instances failed to start)")
 	}
+	return pl.slots[best], nil
+}
+
+// replayInstance starts an instance that replays the top level and checks it
+// made the same registrations as the first.
+func (pl *pool) replayInstance(ctx context.Context) (*instance, error) {
 	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scripting.DefaultLoadTimeout)
 	defer cancel()
 	inst, err := pl.newInstance(lctx, true)
 	if err != nil {
-		pl.current = nil
-		return nil, fmt.Errorf("the plugin's fresh instance failed to start: %w", err)
+		return nil, err
 	}
 	if inst.seq != pl.effects {
 		inst.close()
-		pl.current = nil
-		return nil, fmt.Errorf("the plugin's fresh instance made %d registrations at top level, not %d as its first did", inst.seq, pl.effects)
+		return nil, fmt.Errorf("the instance made %d registrations at top level, not %d as the first did", inst.seq, pl.effects)
 	}
-	pl.current = inst
 	return inst, nil
 }
 
 func (pl *pool) close() {
 	pl.mu.Lock()
-	cur := pl.current
-	pl.closed, pl.current = true, nil
+	slots := pl.slots
+	pl.closed, pl.slots = true, nil
 	pl.mu.Unlock()
-	if cur != nil {
-		cur.close()
+	for _, inst := range slots {
+		if inst != nil {
+			inst.close()
+		}
 	}
 }
 
@@ -174,6 +204,9 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 	_, err = inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
 		return inst.runModule(vm, pl.src.Rel, pl.main)
 	}, nil, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
+		if err == nil {
+			err = inst.readInstances(vm, v)
+		}
 		return nil, err
 	})
 	if err != nil {
@@ -186,9 +219,11 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 // instance is one goja runtime running one plugin, owned by its loop. Every
 // field but pool, loop and replay is touched only on the loop.
 type instance struct {
-	pool   *pool
-	loop   *eventloop.Loop
-	replay bool
+	pool          *pool
+	loop          *eventloop.Loop
+	replay        bool
+	busy          atomic.Int64 // calls in flight on this instance
+	wantInstances int          // what the top level asked for (1 by default)
 
 	vm        *goja.Runtime
 	abort     *goja.Object // the prelude's host side
@@ -199,6 +234,7 @@ type instance struct {
 	defined   map[*goja.Object]*defined // defineTool results
 	dsh       *goja.Object              // the dsh module
 	live      map[*goja.Object]*liveExec
+	hostMods  map[string]goja.Value
 	// preventExtensions is the intrinsic, captured before any script ran.
 	preventExtensions goja.Callable
 	results           map[*goja.Object]*engine.Result
@@ -209,6 +245,32 @@ type instance struct {
 const moduleHead = "(function (exports, require, module, __filename, __dirname) {"
 
 func (i *instance) close() { i.loop.Close() }
+
+// readInstances reads the instance count the top level asked for: an
+// `instances` export, or dsh.instances(n) (which wins).
+func (i *instance) readInstances(vm *goja.Runtime, exports goja.Value) error {
+	if i.wantInstances == 0 {
+		i.wantInstances = 1
+		if o, ok := exports.(*goja.Object); ok {
+			if v := o.Get("instances"); v != nil && !goja.IsUndefined(v) {
+				n, err := instanceCount(v)
+				if err != nil {
+					return err
+				}
+				i.wantInstances = n
+			}
+		}
+	}
+	return nil
+}
+
+func instanceCount(v goja.Value) (int, error) {
+	f, ok := number(v)
+	if !ok || f != float64(int(f)) || f < 1 || f > MaxInstances {
+		return 0, fmt.Errorf("instances must be an integer from 1 to %d", MaxInstances)
+	}
+	return int(f), nil
+}
 
 // runModule runs one CommonJS module (the plugin or a module it requires).
 func (i *instance) runModule(vm *goja.Runtime, rel string, out *tsbuild.Output) (goja.Value, error) {
@@ -245,7 +307,11 @@ func (i *instance) require(vm *goja.Runtime, from, spec string) goja.Value {
 		panic(vm.NewGoError(err))
 	}
 	if res.Host != "" {
-		panic(vm.NewGoError(fmt.Errorf("cannot import %q: no such host module", spec)))
+		m, err := i.hostModule(vm, strings.TrimPrefix(res.Host, "dsh/"))
+		if err != nil {
+			panic(vm.NewGoError(err))
+		}
+		return m
 	}
 	if m, ok := i.modules[res.Rel]; ok {
 		return m.Get("exports")

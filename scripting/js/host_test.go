@@ -27,7 +27,7 @@ type env struct {
 	scripts string
 }
 
-func load(t *testing.T, files map[string]string, opts ...func(*js.Host, *engine.Service)) *env {
+func load(t testing.TB, files map[string]string, opts ...func(*js.Host, *engine.Service)) *env {
 	t.Helper()
 	root := t.TempDir()
 	for rel, text := range files {
@@ -42,7 +42,7 @@ func load(t *testing.T, files map[string]string, opts ...func(*js.Host, *engine.
 	return loadDir(t, root, opts...)
 }
 
-func loadDir(t *testing.T, root string, opts ...func(*js.Host, *engine.Service)) *env {
+func loadDir(t testing.TB, root string, opts ...func(*js.Host, *engine.Service)) *env {
 	t.Helper()
 	svc := engine.New()
 	svc.Global().OnExecute(engine.TimeoutPolicy())

@@ -47,6 +47,14 @@ func (i *instance) setup(vm *goja.Runtime, prog *goja.Program) error {
 	_ = i.dsh.Set("tools", i.toolsObject(vm, nil))
 	_ = i.dsh.Set("on", func(call goja.FunctionCall) goja.Value { return i.on(vm, nil, call) })
 	_ = i.dsh.Set("log", log)
+	_ = i.dsh.Set("instances", func(call goja.FunctionCall) goja.Value {
+		n, err := instanceCount(call.Argument(0))
+		if err != nil {
+			throw(vm, err)
+		}
+		i.wantInstances = n
+		return goja.Undefined()
+	})
 	_ = i.dsh.Set("default", i.dsh)
 	_ = i.dsh.Set("__esModule", true)
 	return nil

@@ -3,7 +3,7 @@
 // needs, so a script that later replaces globals cannot change its behaviour.
 (function (global, setTimeout, clearTimeout) {
   "use strict";
-  const freeze = Object.freeze, defineProperty = Object.defineProperty;
+  const freeze = Object.freeze, defineProperty = Object.defineProperty, assign = Object.assign;
   const SIG = Symbol("dsh.signal");
 
   class AbortSignal {
@@ -70,6 +70,7 @@
     newController() { return new AbortController(); },
     abort(controller, message) { controller.abort(makeError("AbortError", message)); },
     isSignal(v) { return v instanceof AbortSignal; },
+    withoutSignal(o) { const c = assign({}, o); delete c.signal; return c; },
     onAbort(signal, fn) { if (signal._s.aborted) { fn(); return; } signal._s.listeners.push({ fn, once: true }); },
     setReporter(fn) { reportError = fn; },
   });

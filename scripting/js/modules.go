@@ -1,0 +1,103 @@
+package js
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dop251/goja"
+)
+
+// Module is a Go-implemented module that plugins import as "dsh/<Name>"
+// (require("dsh/fs"), import { readFile } from "dsh/fs"). Its functions are
+// async in the script: each returns a promise, the Go function runs off the
+// loop, and the promise settles on the loop. The capability modules (fs,
+// process, http, path) plug in here; a Lua host can bind the same functions.
+type Module struct {
+	Name  string
+	Funcs map[string]AsyncFunc
+}
+
+// AsyncFunc is one function of a host module. Its arguments arrive as
+// lossless JSON values (a trailing options object loses its "signal", which
+// instead cancels ctx). ctx is also cancelled when the plugin's instance
+// closes. The returned JSON value resolves the promise; an error rejects it
+// with an Error whose message is the error's and, for a coded error
+// (engine.CodedError), whose name and code are the error's.
+type AsyncFunc func(ctx context.Context, args []any) (any, error)
+
+// hostModule builds the script's object for a host module.
+func (i *instance) hostModule(vm *goja.Runtime, name string) (goja.Value, error) {
+	if m, ok := i.hostMods[name]; ok {
+		return m, nil
+	}
+	var mod *Module
+	for k := range i.pool.host.Modules {
+		if i.pool.host.Modules[k].Name == name {
+			mod = &i.pool.host.Modules[k]
+		}
+	}
+	if mod == nil {
+		return nil, fmt.Errorf("cannot import %q: no such host module", "dsh/"+name)
+	}
+	o := vm.NewObject()
+	for fname, f := range mod.Funcs {
+		qualified := "dsh/" + name + "." + fname
+		_ = o.Set(fname, func(call goja.FunctionCall) goja.Value {
+			args, ctx, err := i.hostArgs(vm, call.Arguments)
+			if err != nil {
+				throw(vm, fmt.Errorf("%s: %w", qualified, err))
+			}
+			return vm.ToValue(i.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
+				return f(ctx, args)
+			}, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+				if err != nil {
+					throw(vm, err)
+				}
+				return toJS(vm, v)
+			}))
+		})
+	}
+	if i.hostMods == nil {
+		i.hostMods = map[string]goja.Value{}
+	}
+	i.hostMods[name] = o
+	return o, nil
+}
+
+// hostArgs converts a host function's arguments; an AbortSignal in a
+// trailing options object becomes the work's ctx.
+func (i *instance) hostArgs(vm *goja.Runtime, in []goja.Value) ([]any, context.Context, error) {
+	var ctx context.Context
+	if n := len(in); n > 0 {
+		if o, ok := in[n-1].(*goja.Object); ok {
+			if sig := o.Get("signal"); sig != nil && !goja.IsUndefined(sig) && i.isSignal(sig) {
+				ctx = i.ctxFromSignal(vm, context.Background(), sig)
+				in = append(append([]goja.Value(nil), in[:n-1]...), i.withoutSignal(vm, o))
+			}
+		}
+	}
+	out := make([]any, len(in))
+	for k, a := range in {
+		g, err := toGo(vm, a, fmt.Sprintf("arguments[%d]", k))
+		if err != nil {
+			return nil, nil, err
+		}
+		out[k] = g
+	}
+	return out, ctx, nil
+}
+
+func (i *instance) isSignal(v goja.Value) bool {
+	f, _ := goja.AssertFunction(i.abort.Get("isSignal"))
+	r, err := f(goja.Undefined(), v)
+	return err == nil && r.ToBoolean()
+}
+
+func (i *instance) withoutSignal(vm *goja.Runtime, o *goja.Object) goja.Value {
+	f, _ := goja.AssertFunction(i.abort.Get("withoutSignal"))
+	r, err := f(goja.Undefined(), o)
+	if err != nil {
+		return o
+	}
+	return r
+}

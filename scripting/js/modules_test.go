@@ -1,0 +1,72 @@
+package js_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/js"
+)
+
+// textModule is a host module for the test: upper(s) and wait(ms), which
+// returns early when cancelled.
+var textModule = js.Module{Name: "text", Funcs: map[string]js.AsyncFunc{
+	"upper": func(_ context.Context, args []any) (any, error) {
+		s, _ := args[0].(string)
+		return strings.ToUpper(s), nil
+	},
+	"wait": func(ctx context.Context, args []any) (any, error) {
+		select {
+		case <-ctx.Done():
+			return nil, engine.NewError("Error", "ECANCELED", "wait was cancelled")
+		case <-time.After(5 * time.Second):
+			return "waited", nil
+		}
+	},
+	"fail": func(context.Context, []any) (any, error) { return nil, errors.New("plain failure") },
+}}
+
+func withText(h *js.Host, _ *engine.Service) { h.Modules = append(h.Modules, textModule) }
+
+func TestHostModules(t *testing.T) {
+	t.Run("an async host function settles on the loop", func(t *testing.T) {
+		e := load(t, map[string]string{"m.ts": strings.Replace(tool("up", `{type: "string"}`, `return await upper("shout")`),
+			`const { defineTool, tools } = require("dsh");`, `import { defineTool, tools } from "dsh"; import { upper } from "dsh/text";`, 1)}, withText)
+		if len(e.diags) > 0 {
+			t.Fatal(e.diagnostics())
+		}
+		if got := e.call(t, "up", nil); !strings.Contains(got, `"value":"SHOUT"`) {
+			t.Errorf("got %s", got)
+		}
+	})
+	t.Run("a signal in the options cancels the host work and its code reaches the script", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": tool("w", `{type: "string"}`, `
+			const { wait } = require("dsh/text");
+			const c = new AbortController();
+			setTimeout(() => c.abort(), 10);
+			try { return await wait(1, { signal: c.signal }); } catch (e) { return e.code + ": " + e.message; }`)}, withText)
+		start := time.Now()
+		if got := e.call(t, "w", nil); !strings.Contains(got, `"value":"ECANCELED: wait was cancelled"`) {
+			t.Errorf("got %s", got)
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Error("the host work was not cancelled")
+		}
+	})
+	t.Run("a rejected host call is a thrown error in the script", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": tool("f", `{type: "string"}`, `const { fail } = require("dsh/text"); await fail(); return "no"`)}, withText)
+		got := e.call(t, "f", nil)
+		if !strings.Contains(got, `"error":{"message":"plain failure"}`) {
+			t.Errorf("got %s", got)
+		}
+	})
+	t.Run("an unknown host module is a diagnostic", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": `require("dsh/nope");`})
+		if got := e.diagnostics(); len(got) != 1 || !strings.Contains(got[0], `cannot import "dsh/nope": no such host module`) {
+			t.Errorf("diagnostics %q", got)
+		}
+	})
+}
