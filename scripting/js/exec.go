@@ -12,21 +12,81 @@ import (
 
 // liveExec is an execution object a script holds while its call runs.
 type liveExec struct {
-	exec   *engine.Execution
-	ctx    context.Context // the call's ctx, as the script's signal stands for
-	obj    *goja.Object
-	signal goja.Value // the signal first given (a wrapper may replace it)
-	nested int        // tools.call counter
+	exec        *engine.Execution
+	ctx         context.Context // the call's ctx, as the script's signal stands for
+	obj         *goja.Object
+	signal      goja.Value // the call's own signal, once read
+	replacement goja.Value // what a wrapper assigned to exec.signal, if anything
+	nested      int        // tools.call counter
+	st          *callState
+	run         *engine.Run // bodies only
+}
+
+// execFns are the functions every execution object shares; they find their
+// call through `this`, so no function is made per call.
+type execFns struct {
+	getSignal, setSignal, deferContext, concludeTurn goja.Value
+}
+
+func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
+	if i.fns != nil {
+		return i.fns
+	}
+	this := func(call goja.FunctionCall) *liveExec {
+		o, _ := call.This.(*goja.Object)
+		l := i.liveExec(o)
+		if l == nil {
+			throw(vm, errors.New("this execution object is no longer live (its call has settled)"))
+		}
+		return l
+	}
+	i.fns = &execFns{
+		getSignal: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			l := this(call)
+			return l.current(vm, i, l.st)
+		}),
+		setSignal: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			l := this(call)
+			l.current(vm, i, l.st) // the call's own signal exists before it can be replaced
+			l.replacement = call.Argument(0)
+			return goja.Undefined()
+		}),
+		deferContext: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			l := this(call)
+			m, err := i.messageFrom(vm, call.Argument(0))
+			if err != nil {
+				throw(vm, err)
+			}
+			l.run.DeferContext(m)
+			return goja.Undefined()
+		}),
+		concludeTurn: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			this(call).run.ConcludeTurn()
+			return goja.Undefined()
+		}),
+	}
+	return i.fns
+}
+
+// current returns the signal exec.signal reads: a replacement a wrapper set,
+// or the call's own, made on first use.
+func (l *liveExec) current(vm *goja.Runtime, i *instance, st *callState) goja.Value {
+	if l.replacement != nil && !l.replacement.SameAs(l.signal) {
+		return l.replacement
+	}
+	if l.signal == nil {
+		_, l.signal = i.newController(vm, st, l.ctx)
+	}
+	return l.signal
 }
 
 // signalCtx returns the ctx the object's current signal stands for: the
 // call's own, or one cancelled by a signal the script put there.
 func (l *liveExec) signalCtx(vm *goja.Runtime, i *instance) context.Context {
-	cur := l.obj.Get("signal")
-	if cur == nil || cur.SameAs(l.signal) {
+	if l.replacement == nil || l.replacement.SameAs(l.signal) {
 		return l.ctx
 	}
-	return i.ctxFromSignal(vm, l.ctx, cur)
+	return i.ctxFromSignal(vm, l.ctx, l.replacement)
 }
 
 func (i *instance) liveExec(o *goja.Object) *liveExec {
@@ -63,28 +123,21 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	} else {
 		set("parent", goja.Undefined())
 	}
-	_, signal := i.newController(vm, st, ctx)
-	writable := goja.FLAG_FALSE
+	// The signal is made on first read: most calls never look at it, and an
+	// AbortController costs more than the rest of the object. One made after
+	// the call was cancelled starts aborted.
+	live := &liveExec{exec: exec, ctx: ctx, obj: o, st: st, run: run}
+	fns := i.execFuncs(vm)
+	var setter goja.Value
 	if writableSignal {
-		writable = goja.FLAG_TRUE
+		setter = fns.setSignal
 	}
-	_ = o.DefineDataProperty("signal", signal, writable, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	_ = o.DefineAccessorProperty("signal", fns.getSignal, setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	if run != nil {
-		set("deferContext", func(call goja.FunctionCall) goja.Value {
-			m, err := i.messageFrom(vm, call.Argument(0))
-			if err != nil {
-				throw(vm, err)
-			}
-			run.DeferContext(m)
-			return goja.Undefined()
-		})
-		set("concludeTurn", func(goja.FunctionCall) goja.Value {
-			run.ConcludeTurn()
-			return goja.Undefined()
-		})
+		_ = o.DefineDataProperty("deferContext", fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		_ = o.DefineDataProperty("concludeTurn", fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	i.seal(o)
-	live := &liveExec{exec: exec, ctx: ctx, obj: o, signal: signal}
 	if i.live == nil {
 		i.live = map[*goja.Object]*liveExec{}
 	}

@@ -235,6 +235,7 @@ type instance struct {
 	dsh       *goja.Object              // the dsh module
 	live      map[*goja.Object]*liveExec
 	hostMods  map[string]goja.Value
+	fns       *execFns
 	// preventExtensions is the intrinsic, captured before any script ran.
 	preventExtensions goja.Callable
 	results           map[*goja.Object]*engine.Result
