@@ -169,3 +169,7 @@ func (o *Object) UnmarshalJSON(data []byte) error {
 	*o = *x
 	return nil
 }
+
+// MarshalText writes the object as canonical JSON, so that text loggers and
+// fmt print it readably.
+func (o *Object) MarshalText() ([]byte, error) { return Marshal(o) }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -38,5 +39,38 @@ func TestTheBodyContextFusesTheWrappersDeadlineWithTheCallersValues(t *testing.T
 	}
 	if !sawDeadline || sawValue != "mine" {
 		t.Errorf("deadline seen %v, caller's value %v", sawDeadline, sawValue)
+	}
+}
+
+func TestAnInnerWrappersThrowEndsTheCallWithoutPostExecute(t *testing.T) {
+	svc := engine.New()
+	_, err := svc.Global().Register(&engine.Definition{
+		Name: "t", Parameters: dsl.NewObject(),
+		Output:  engine.Output{Schema: dsl.NewObject(), Render: func(_, _ any) ([]engine.Block, error) { return nil, nil }},
+		Execute: func(context.Context, any, *engine.Run) (any, error) { return nil, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := svc.Global()
+	var outerSaw *engine.Result
+	g.OnExecute(func(ctx context.Context, _ *engine.Execution, next func(context.Context) *engine.Result) (*engine.Result, error) {
+		outerSaw = next(ctx)
+		return outerSaw, nil
+	})
+	g.OnExecute(func(context.Context, *engine.Execution, func(context.Context) *engine.Result) (*engine.Result, error) {
+		return nil, errors.New("inner wrapper broke")
+	})
+	postRan := false
+	g.OnPostExecute(func(_ context.Context, _ *engine.Execution, _ *engine.Result, next func() (engine.PostDecision, error)) (engine.PostDecision, error) {
+		postRan = true
+		return next()
+	})
+	r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: "t", Arguments: dsl.NewObject()})
+	if r.Error == nil || r.Error.Message != "inner wrapper broke" || postRan {
+		t.Errorf("result %+v, post-execute ran: %v", r.Error, postRan)
+	}
+	if outerSaw == nil || !outerSaw.IsError {
+		t.Error("the outer wrapper did not see the failure")
 	}
 }

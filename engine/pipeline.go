@@ -27,6 +27,8 @@ type call struct {
 	finalize func(*Execution, *Result) ([]Block, error)
 	project  func(*Execution, *Result) ([]Block, error)
 	invoked  bool // the body was invoked
+	// wrapperErr is the first throw of an inner tools/execute wrapper.
+	wrapperErr error
 }
 
 // begin is creation (§3.1, C1–C5). A final stage comes with its result.
@@ -217,6 +219,11 @@ func (c *call) runWrappers() (*Result, error) {
 			r, err = c.normalize(r)
 		}
 		if err != nil {
+			// An inner wrapper's throw propagates through the chain (D5): the
+			// outer wrapper sees it as a failure, and the call ends with it.
+			if c.wrapperErr == nil {
+				c.wrapperErr = err
+			}
 			return errorResult(err)
 		}
 		return r
@@ -228,6 +235,9 @@ func (c *call) runWrappers() (*Result, error) {
 	r, err := callWrapper(l.fn, c.ctx, c.exec, next)
 	if err == nil && r == nil {
 		err = errors.New("tools/execute wrapper returned no result")
+	}
+	if err == nil && c.wrapperErr != nil {
+		err = c.wrapperErr
 	}
 	return r, err
 }

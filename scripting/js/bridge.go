@@ -21,8 +21,9 @@ var limits = jsvalue.Limits{MaxDepth: 100_000, MaxNodes: 1_000_000}
 // callState is what one script call shares between its job and its
 // cancellation hook, both on the loop.
 type callState struct {
-	controllers []*goja.Object // signals to abort when the call is cancelled
-	release     []func()       // run when the call settles
+	controllers []*goja.Object  // signals to abort when the call is cancelled
+	release     []func()        // run when the call settles
+	caller      context.Context // the caller's ctx: signals made later start aborted when it is done
 }
 
 func (st *callState) done() {
@@ -44,10 +45,30 @@ func (e *errTimedOut) Error() string {
 }
 
 // invoke runs a script callback of the plugin on its current instance.
-// what names the callback in errors; timeout > 0 bounds the call (bodies
-// get 0: the timeout policy bounds them); run calls the script on the loop
-// and convert turns its settled value into Go there.
+// what names the callback in errors; run calls the script on the loop and
+// convert turns its settled value into Go there.
+//
+// A tool body (timeout 0 and body set) runs under the caller's ctx: when it
+// is cancelled the script's signal aborts and, after the grace period, the
+// script is interrupted. Every other callback (listeners, guards, renderers…)
+// runs to completion whatever the caller does, as the pipeline awaits a slow
+// listener: the caller's cancellation only aborts the script's signal, and
+// the callback's own deadline (timeout, from when the script starts)
+// interrupts it.
 func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
+	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
+	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
+	return pl.invokeMode(ctx, what, timeout, false, run, convert)
+}
+
+// invokeBody is invoke for tool bodies.
+func (pl *pool) invokeBody(ctx context.Context, what string,
+	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
+	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
+	return pl.invokeMode(ctx, what, 0, true, run, convert)
+}
+
+func (pl *pool) invokeMode(caller context.Context, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
 	exit, ok := pl.plugin.Enter()
@@ -55,9 +76,11 @@ func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
 		return nil, errors.New("the plugin has been disposed")
 	}
 	defer exit()
-	// The deadline runs from when the script starts, not while the call
-	// waits in the instance's queue behind others.
-	ctx, cancel := context.WithCancelCause(ctx)
+	base := caller
+	if !body {
+		base = context.WithoutCancel(caller)
+	}
+	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
 	var deadline *time.Timer
 	defer func() {
@@ -72,16 +95,28 @@ func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
 	inst.busy.Add(1)
 	defer inst.busy.Add(-1)
 	st := &callState{}
+	abortSignals := func(vm *goja.Runtime) {
+		for _, c := range st.controllers {
+			inst.abortController(vm, c, "the call was cancelled")
+		}
+	}
+	if !body {
+		// The caller's cancellation reaches the script's signal only.
+		stop := context.AfterFunc(caller, func() {
+			_, _ = inst.loop.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
+				abortSignals(vm)
+				return goja.Undefined(), nil
+			}, nil, nil)
+		})
+		defer stop()
+	}
 	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
 		if timeout > 0 {
 			deadline = time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) })
 		}
+		st.caller = caller
 		return run(inst, vm, st)
-	}, func(vm *goja.Runtime) {
-		for _, c := range st.controllers {
-			inst.abortController(vm, c, "the call was cancelled")
-		}
-	}, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
+	}, abortSignals, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
 		defer st.done()
 		if err != nil {
 			return nil, inst.thrown(vm, err)
@@ -161,7 +196,7 @@ func (i *instance) newController(vm *goja.Runtime, st *callState, ctx context.Co
 	newc, _ := goja.AssertFunction(i.abort.Get("newController"))
 	c, _ := newc(goja.Undefined())
 	co := c.ToObject(vm)
-	if ctx != nil && ctx.Err() != nil {
+	if st != nil && st.caller != nil && st.caller.Err() != nil || ctx != nil && ctx.Err() != nil {
 		i.abortController(vm, co, "the call was cancelled")
 	} else if st != nil {
 		st.controllers = append(st.controllers, co)

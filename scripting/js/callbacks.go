@@ -22,7 +22,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				return nil, &engine.ArgsError{Violations: vs}
 			}
 		}
-		return pl.invoke(ctx, fmt.Sprintf("tool %q", name), 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		return pl.invokeBody(ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, err := i.callback(key, "execute")
 			if err != nil {
 				return nil, err

@@ -40,7 +40,10 @@ func (i *instance) diagnostic(rel string, err error) error {
 	var je *eventloop.JSError
 	if errors.As(err, &je) {
 		msg = je.Message
-		if je.Name != "" && je.Name != "Error" {
+		// The engine's own errors (JsonSchemaError, …) read as their message;
+		// the language's own error types keep their name.
+		switch je.Name {
+		case "TypeError", "ReferenceError", "SyntaxError", "RangeError", "EvalError", "URIError":
 			msg = je.Name + ": " + msg
 		}
 		file, l, c := stackPosition(je.Stack)

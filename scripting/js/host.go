@@ -305,12 +305,12 @@ func (i *instance) require(vm *goja.Runtime, from, spec string) goja.Value {
 	}
 	res, err := tsbuild.Resolve(i.pool.src.Root, from, spec)
 	if err != nil {
-		panic(vm.NewGoError(err))
+		throw(vm, err)
 	}
 	if res.Host != "" {
 		m, err := i.hostModule(vm, strings.TrimPrefix(res.Host, "dsh/"))
 		if err != nil {
-			panic(vm.NewGoError(err))
+			throw(vm, err)
 		}
 		return m
 	}
@@ -319,11 +319,11 @@ func (i *instance) require(vm *goja.Runtime, from, spec string) goja.Value {
 	}
 	code, err := readModule(i.pool.src.Root, res.Rel)
 	if err != nil {
-		panic(vm.NewGoError(err))
+		throw(vm, err)
 	}
 	out, err := tsbuild.Transform(res.Rel, code)
 	if err != nil {
-		panic(vm.NewGoError(err))
+		throw(vm, err)
 	}
 	v, err := i.runModule(vm, res.Rel, out)
 	if err != nil {

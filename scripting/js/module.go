@@ -142,6 +142,8 @@ func throw(vm *goja.Runtime, err error) {
 	if errors.As(err, &coded) {
 		_ = e.Set("name", coded.Name())
 		_ = e.Set("code", coded.Code())
+	} else {
+		_ = e.Set("name", "Error")
 	}
 	_ = e.Set("message", err.Error())
 	panic(e)
