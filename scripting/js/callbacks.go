@@ -269,15 +269,10 @@ func (pl *pool) whenFunc(key int) engine.WhenFunc {
 func (pl *pool) guardFunc(key int) engine.GuardFunc {
 	return func(ctx context.Context, exec *engine.Execution) (string, error) {
 		v, err := pl.invoke(ctx, "a guard", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
 			}
-			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
-			if err != nil {
-				return nil, err
-			}
-			st.release = append(st.release, release)
 			return fn(obj, e)
 		}, func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
 			if v == nil || goja.IsUndefined(v) {

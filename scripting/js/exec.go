@@ -226,3 +226,18 @@ func (i *instance) seal(o *goja.Object) {
 		_, _ = i.preventExtensions(goja.Undefined(), o)
 	}
 }
+
+// listenerCall looks up the listener function stored at key and builds the
+// execution object it is called with, released when the call settles.
+func (i *instance) listenerCall(vm *goja.Runtime, st *callState, key int, ctx context.Context, exec *engine.Execution, writableSignal bool) (goja.Callable, *goja.Object, *goja.Object, error) {
+	fn, obj, err := i.callback(key, "")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e, release, err := i.execObject(vm, ctx, st, exec, nil, writableSignal)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st.release = append(st.release, release)
+	return fn, obj, e, nil
+}

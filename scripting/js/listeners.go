@@ -85,15 +85,10 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, work fun
 func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, next func() (engine.PreDecision, error)) (engine.PreDecision, error) {
 		v, err := pl.invoke(ctx, "a tools/pre-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
 			}
-			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
-			if err != nil {
-				return nil, err
-			}
-			st.release = append(st.release, release)
 			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
 				d, err := next()
 				return d, err
@@ -120,15 +115,10 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, next func(context.Context) *engine.Result) (*engine.Result, error) {
 		v, err := pl.invoke(ctx, "a tools/execute wrapper", 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, true)
 			if err != nil {
 				return nil, err
 			}
-			e, release, err := i.execObject(vm, ctx, st, exec, nil, true)
-			if err != nil {
-				return nil, err
-			}
-			st.release = append(st.release, release)
 			live := i.live[e]
 			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, func(c context.Context) (any, error) {
 				return next(c), nil
@@ -163,15 +153,10 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, r *engine.Result, next func() (engine.PostDecision, error)) (engine.PostDecision, error) {
 		v, err := pl.invoke(ctx, "a tools/post-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
 			}
-			e, release, err := i.execObject(vm, ctx, st, exec, nil, false)
-			if err != nil {
-				return nil, err
-			}
-			st.release = append(st.release, release)
 			rv, err := toJS(vm, r.JSON())
 			if err != nil {
 				return nil, err
@@ -200,15 +185,10 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 func (pl *pool) resultObserver(key int) engine.ResultObserver {
 	return func(exec *engine.Execution, r *engine.Result) error {
 		_, err := pl.invoke(context.Background(), "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, e, err := i.listenerCall(vm, st, key, context.Background(), exec, false)
 			if err != nil {
 				return nil, err
 			}
-			e, release, err := i.execObject(vm, context.Background(), st, exec, nil, false)
-			if err != nil {
-				return nil, err
-			}
-			st.release = append(st.release, release)
 			rv, err := toJS(vm, r.JSON())
 			if err != nil {
 				return nil, err
