@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
+	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
 )
 
 // limits bound every value converted at the boundary.
@@ -141,6 +142,9 @@ func (i *instance) thrown(vm *goja.Runtime, err error) error {
 	var je *eventloop.JSError
 	if !errors.As(err, &je) {
 		return err
+	}
+	if je.Stack != "" {
+		i.pool.log.Debug("script error", "error", je.Error(), "stack", tsbuild.MapStack(je.Stack, i.outputs...))
 	}
 	if code := thrownCode(je); code != "" && je.Name != "" {
 		return engine.NewError(je.Name, code, je.Message)

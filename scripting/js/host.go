@@ -235,6 +235,7 @@ type instance struct {
 	dsh       *goja.Object              // the dsh module
 	live      map[*goja.Object]*liveExec
 	hostMods  map[string]goja.Value
+	outputs   []*tsbuild.Output // of every module run, for stack traces
 	fns       *execFns
 	// preventExtensions is the intrinsic, captured before any script ran.
 	preventExtensions goja.Callable
@@ -288,6 +289,7 @@ func (i *instance) runModule(vm *goja.Runtime, rel string, out *tsbuild.Output) 
 	exports := vm.NewObject()
 	_ = module.Set("exports", exports)
 	i.modules[rel] = module
+	i.outputs = append(i.outputs, out)
 	req := vm.ToValue(func(call goja.FunctionCall) goja.Value {
 		return i.require(vm, rel, call.Argument(0).String())
 	})

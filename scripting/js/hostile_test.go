@@ -1,7 +1,9 @@
 package js_test
 
 import (
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,3 +140,32 @@ func TestScriptsThatMisbehave(t *testing.T) {
 		}
 	})
 }
+
+func TestAScriptErrorIsLoggedWithItsOriginalStack(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	h := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	src := "import { defineTool, tools } from \"dsh\";\ntype T = { a: number };\n\n" +
+		"tools.register(defineTool({ name: \"boom\", description: \"\", parameters: {},\n" +
+		"  output: { schema: { type: \"string\" }, render: () => [] },\n" +
+		"  execute() {\n" +
+		"    throw new Error(\"kaboom\");\n" +
+		"  } }));\n"
+	e := load(t, map[string]string{"boom.ts": src}, func(host *js.Host, _ *engine.Service) { host.Logger = h })
+	if got := e.call(t, "boom", nil); !strings.Contains(got, `"message":"kaboom"`) {
+		t.Fatalf("got %s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(buf.String(), "boom.ts:7:11") {
+		t.Errorf("the log does not point at boom.ts:7:11:\n%s", buf.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

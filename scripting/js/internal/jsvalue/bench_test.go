@@ -61,3 +61,33 @@ func BenchmarkJSONParse1KB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToGoSmall converts the small values a tool call returns and
+// renders: one-member objects and a one-element array of an object.
+func BenchmarkToGoSmall(b *testing.B) {
+	for _, bc := range []struct{ name, src string }{
+		{"Object", `({greeting: "Hello, Ada!"})`},
+		{"ArrayOfObject", `[{type: "text", text: "hi"}]`},
+		{"Frozen", ``},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := newEnv(b)
+			var v goja.Value
+			if bc.src == "" {
+				x, err := e.r.ToJS(dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				v = x
+			} else {
+				v = e.run(bc.src)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ToGo(e.vm, v, "value", Limits{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
