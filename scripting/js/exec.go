@@ -3,6 +3,8 @@ package js
 import (
 	"context"
 	"errors"
+	"runtime"
+	"weak"
 
 	"github.com/dop251/goja"
 
@@ -163,13 +165,28 @@ func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
 
 // tokenObject is the opaque frozen object standing for an execution token:
 // the same object every time the same token reaches the instance.
+//
+// Entries are keyed weakly: once the engine drops a token (its call is long
+// settled), a cleanup forgets its object, so the map does not grow with every
+// call ever made.
 func (i *instance) tokenObject(vm *goja.Runtime, t *engine.Token) *goja.Object {
-	if o, ok := i.tokens[t]; ok {
+	key := weak.Make(t)
+	i.tokensMu.Lock()
+	o, ok := i.tokens[key]
+	i.tokensMu.Unlock()
+	if ok {
 		return o
 	}
-	o := vm.NewObject()
+	o = vm.NewObject()
 	i.seal(o)
-	i.tokens[t] = o
+	i.tokensMu.Lock()
+	i.tokens[key] = o
+	i.tokensMu.Unlock()
+	runtime.AddCleanup(t, func(k weak.Pointer[engine.Token]) {
+		i.tokensMu.Lock()
+		delete(i.tokens, k)
+		i.tokensMu.Unlock()
+	}, key)
 	return o
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/dop251/goja"
 
@@ -188,7 +189,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		return nil, fmt.Errorf("dsh prelude: %w", err)
 	}
 	inst := &instance{pool: pl, replay: replay, callbacks: map[int]*goja.Object{}, modules: map[string]*goja.Object{},
-		tokens: map[*engine.Token]*goja.Object{}, defined: map[*goja.Object]*defined{}}
+		tokens: map[weak.Pointer[engine.Token]]*goja.Object{}, defined: map[*goja.Object]*defined{}}
 	inst.loop, err = eventloop.New(eventloop.Options{
 		Grace: pl.host.grace(),
 		Setup: func(vm *goja.Runtime) error {
@@ -230,7 +231,8 @@ type instance struct {
 	seq       int          // effects made so far, in order; their key
 	callbacks map[int]*goja.Object
 	modules   map[string]*goja.Object // module cache by resolved path
-	tokens    map[*engine.Token]*goja.Object
+	tokensMu  sync.Mutex              // the cleanups of dropped tokens run on other goroutines
+	tokens    map[weak.Pointer[engine.Token]]*goja.Object
 	defined   map[*goja.Object]*defined // defineTool results
 	dsh       *goja.Object              // the dsh module
 	live      map[*goja.Object]*liveExec
