@@ -14,11 +14,18 @@ import (
 type nativeFunc = func(goja.FunctionCall) goja.Value
 
 // The built-ins a Realm captures, as properties of the Object constructor.
+// ToGo reads through getOwnPropertyDescriptor, getOwnPropertySymbols, hasOwn
+// and getOwnPropertyNames; ToJS and Freeze use freeze and preventExtensions.
+// getOwnPropertyDescriptors is no longer called, but is still checked: like
+// the others, finding it replaced means a script ran before NewRealm.
 const (
 	builtinDescriptors       = iota // Object.getOwnPropertyDescriptors
 	builtinOwnNames                 // Object.getOwnPropertyNames
 	builtinFreeze                   // Object.freeze
 	builtinPreventExtensions        // Object.preventExtensions
+	builtinDescriptor               // Object.getOwnPropertyDescriptor
+	builtinSymbols                  // Object.getOwnPropertySymbols
+	builtinHasOwn                   // Object.hasOwn
 	builtinCount
 )
 
@@ -27,6 +34,9 @@ var builtinProps = [builtinCount]string{
 	builtinOwnNames:          "getOwnPropertyNames",
 	builtinFreeze:            "freeze",
 	builtinPreventExtensions: "preventExtensions",
+	builtinDescriptor:        "getOwnPropertyDescriptor",
+	builtinSymbols:           "getOwnPropertySymbols",
+	builtinHasOwn:            "hasOwn",
 }
 
 // builtinCode holds the code pointers of goja's Go implementations of the
@@ -78,13 +88,20 @@ func lookupBuiltins(vm *goja.Runtime) (fns [builtinCount]nativeFunc, err error) 
 // A Realm is one goja runtime's view of the value boundary: the intrinsics it
 // needs, captured once before any script ran. Like the runtime, a Realm must
 // only be used on the goroutine that owns the runtime; it holds no other
-// state and needs no closing.
+// state (but ToGo's buffers, kept for the next call and holding no value
+// between calls) and needs no closing.
 type Realm struct {
 	vm          *goja.Runtime
 	objectProto *goja.Object // the intrinsic Object.prototype
 	arrayProto  *goja.Object // the intrinsic Array.prototype
 
 	builtins [builtinCount]nativeFunc
+
+	// descriptorKeys as JavaScript strings, made once for the check of
+	// Object.prototype that reading a property starts with.
+	descriptorKeyValues [len(descriptorKeys)]goja.Value
+
+	spare *toGo // the state of the last ToGo, kept for the next
 }
 
 // NewRealm captures vm's intrinsics. Call it before any script runs in vm
@@ -110,12 +127,16 @@ func NewRealm(vm *goja.Runtime) (*Realm, error) {
 			return nil, fmt.Errorf("jsvalue: Object.%s has been replaced; NewRealm must run before any script", builtinProps[i])
 		}
 	}
-	return &Realm{
+	r := &Realm{
 		vm:          vm,
 		objectProto: vm.NewObject().Prototype(),
 		arrayProto:  vm.NewArray().Prototype(),
 		builtins:    fns,
-	}, nil
+	}
+	for i, k := range descriptorKeys {
+		r.descriptorKeyValues[i] = vm.ToValue(k)
+	}
+	return r, nil
 }
 
 // Runtime returns the runtime r belongs to.

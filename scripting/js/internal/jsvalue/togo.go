@@ -1,9 +1,11 @@
 package jsvalue
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -60,8 +62,9 @@ var (
 	mapType     = reflect.TypeFor[map[string]any]()
 )
 
-// descriptorKeys are the properties goja's Object.getOwnPropertyDescriptors
-// gives each descriptor object by ordinary assignment, which consults
+// descriptorKeys are the properties goja's Object.getOwnPropertyDescriptor
+// gives each descriptor object by ordinary assignment (setOwnStr, in
+// valuePropToDescriptorObject), which consults
 // Object.prototype: a setter there under one of these names would run, and a
 // read-only property there would silently leave the descriptor without it.
 var descriptorKeys = [...]string{"value", "writable", "get", "set", "enumerable", "configurable"}
@@ -80,18 +83,21 @@ var descriptorKeys = [...]string{"value", "writable", "get", "set", "enumerable"
 // value that contains itself is refused. Strings are converted from UTF-16 to
 // UTF-8; one with a lone surrogate is refused.
 //
-// ToGo never runs script code. It reads each own property once through the
-// descriptors returned by the Object.getOwnPropertyDescriptors the Realm
-// captured, so a getter is reported as an accessor and never invoked. It
-// calls that built-in only on ordinary objects and arrays, on which it runs
-// no script: a Proxy, function, Date, or object with another prototype or
+// ToGo never runs script code. It lists a container's keys from Go
+// (Object.GetOwnPropertyNames, and the captured Object.getOwnPropertySymbols
+// to refuse symbol keys, enumerable or not), then reads each own property
+// once, as the descriptor the captured Object.getOwnPropertyDescriptor
+// returns for it, so a getter is reported as an accessor and never invoked.
+// It calls those built-ins only on ordinary objects and arrays, on which they
+// run no script: a Proxy, function, Date, or object with another prototype or
 // internal class is refused from Go-side facts first (ExportType, ClassName,
 // Prototype and AssertFunction read Go fields, and call no trap).
 //
 // Values a Go host put into the runtime are read the same way when they
 // present as an array (Runtime.ToValue of any slice, a DynamicArray) or as an
 // object exporting map[string]any (Runtime.ToValue of a map[string]any, whose
-// keys come in Go's map order); their Go methods run, but no script. Other
+// keys come in Go's map order, integer-like keys first as for any object);
+// their Go methods run, but no script. Other
 // Go-backed objects (structs, typed maps, a DynamicObject) are refused as
 // exotic.
 //
@@ -99,19 +105,30 @@ var descriptorKeys = [...]string{"value", "writable", "get", "set", "enumerable"
 // a setter that a script installed on Object.prototype under "value",
 // "writable", "get", "set", "enumerable" or "configurable" (goja departs
 // from the specification here). If Object.prototype has an own property of
-// one of those names, no object or array can be read safely, and ToGo
-// refuses the value with a reason that says so instead of reading it.
+// one of those names (the captured Object.hasOwn tells, without calling
+// anything), no object or array can be read safely, and ToGo refuses the
+// value with a reason that says so instead of reading it.
 func (r *Realm) ToGo(v goja.Value, root string, lim Limits) (any, error) {
-	c := toGo{r: r, root: root, maxDepth: lim.MaxDepth, maxNodes: lim.MaxNodes}
+	c := r.spare
+	if c == nil {
+		c = &toGo{r: r}
+		c.runIn = c.runInput
+	} else {
+		r.spare = nil // a ToGo that Go code called by this one makes runs on its own state
+	}
+	c.root, c.maxDepth, c.maxNodes = root, lim.MaxDepth, lim.MaxNodes
 	if c.maxDepth <= 0 {
 		c.maxDepth = DefaultMaxDepth
 	}
 	if c.maxNodes <= 0 {
 		c.maxNodes = DefaultMaxNodes
 	}
-	var out any
-	var err error
-	if ex := r.vm.Try(func() { out, err = c.run(v) }); ex != nil {
+	c.in = v
+	ex := r.vm.Try(c.runIn)
+	out, err := c.out, c.err
+	c.reset()
+	r.spare = c
+	if ex != nil {
 		// Not expected: nothing ToGo calls throws on the values it calls it on.
 		return nil, fmt.Errorf("jsvalue: reading the value threw: %w", ex)
 	}
@@ -121,7 +138,6 @@ func (r *Realm) ToGo(v goja.Value, root string, lim Limits) (any, error) {
 // goFrame is an array or object being read.
 type goFrame struct {
 	obj     *goja.Object
-	descs   *goja.Object   // obj's own property descriptors, by key
 	object  bool           // an object, not an array
 	keys    []string       // an object's keys, in order
 	lone    map[int]string // keys with a lone surrogate: index → path segment
@@ -130,6 +146,10 @@ type goFrame struct {
 	members []dsl.Member   // an object's members
 	slot    *any           // where the finished object goes
 }
+
+// scanDepth is how deep the stack gets before the containers on it are kept
+// in a map for the cycle check; below it, scanning the stack is cheaper.
+const scanDepth = 32
 
 // toGo is the state of one ToGo call. It walks with an explicit stack, so the
 // Go stack does not grow with the depth of the value.
@@ -141,7 +161,43 @@ type toGo struct {
 	nodes    int
 	checked  bool // Object.prototype was found safe for descriptors
 	stack    []goFrame
-	open     map[*goja.Object]struct{} // the containers on the stack
+	open     map[*goja.Object]struct{} // the containers on the stack, once it is deeper than scanDepth
+	args     [2]goja.Value             // the arguments of the built-in being called
+	members  []dsl.Member              // the members of the open objects, each frame's a slice of it
+
+	// The value to convert and the result, for runIn, which is runInput
+	// made once, so that calling it through vm.Try allocates nothing.
+	in    goja.Value
+	out   any
+	err   error
+	runIn func()
+}
+
+// Beyond these capacities a toGo does not keep its buffers for the next call.
+const (
+	keepStack   = 256
+	keepMembers = 1024
+)
+
+func (c *toGo) runInput() { c.out, c.err = c.run(c.in) }
+
+// reset readies c for another call, dropping every reference to this one's
+// values.
+func (c *toGo) reset() {
+	clear(c.stack[:cap(c.stack)])
+	c.stack = c.stack[:0]
+	if cap(c.stack) > keepStack {
+		c.stack = nil
+	}
+	clear(c.members[:cap(c.members)])
+	c.members = c.members[:0]
+	if cap(c.members) > keepMembers {
+		c.members = nil
+	}
+	c.open = nil
+	c.nodes = 0
+	c.checked = false
+	c.in, c.out, c.err = nil, nil, nil
 }
 
 func (c *toGo) run(v goja.Value) (any, error) {
@@ -158,48 +214,80 @@ func (c *toGo) run(v goja.Value) (any, error) {
 		}
 		i := f.i
 		f.i++
-		var key string
+		var key goja.Value
 		var slot *any
 		if !f.object {
-			key = strconv.Itoa(i)
+			key = c.r.vm.ToValue(i)
 			slot = &f.list[i]
 		} else {
-			key = f.keys[i]
 			if _, bad := f.lone[i]; bad {
 				return nil, c.fail(reasonLoneKey)
 			}
-			f.members[i].Key = key
+			k := f.keys[i]
+			f.members[i].Key = k
+			key = c.r.vm.ToValue(k)
 			slot = &f.members[i].Value
 		}
-		// The descriptors object and each descriptor are fresh objects made
-		// by the built-in, holding own data properties only; reading them
-		// runs nothing. An accessor's descriptor has get and set but no value
-		// (and Object.prototype was checked to have none either).
-		d, _ := f.descs.Get(key).(*goja.Object)
-		if d == nil {
-			return nil, c.fail("the property could not be read")
+		val, reason := c.read(f.obj, key)
+		if reason == "" {
+			reason = c.enter(val, slot)
 		}
-		val := d.Get("value")
-		if val == nil {
-			return nil, c.fail(reasonAccessor)
-		}
-		if e := d.Get("enumerable"); e == nil || !e.ToBoolean() {
-			return nil, c.fail(reasonNonEnumerable)
-		}
-		if reason := c.enter(val, slot); reason != "" {
+		if reason != "" {
 			return nil, c.fail(reason)
 		}
 	}
 	return out, nil
 }
 
+// read reads o's own property key, which must be an enumerable data
+// property, through the captured Object.getOwnPropertyDescriptor: it runs no
+// script on the ordinary objects and arrays it is given (see [Realm.ToGo]),
+// and makes a fresh descriptor object holding own data properties only, so
+// reading the descriptor runs nothing either. An accessor's descriptor has
+// get and set but no value (and Object.prototype was checked to have none
+// either).
+func (c *toGo) read(o *goja.Object, key goja.Value) (goja.Value, string) {
+	d, _ := c.call(builtinDescriptor, o, key).(*goja.Object)
+	if d == nil {
+		return nil, "the property could not be read"
+	}
+	val := d.Get("value")
+	if val == nil {
+		return nil, reasonAccessor
+	}
+	if e := d.Get("enumerable"); e == nil || !e.ToBoolean() {
+		return nil, reasonNonEnumerable
+	}
+	return val, ""
+}
+
+// call runs a captured built-in with the arguments a and, unless nil, b, as
+// [Realm.call] does, without allocating the argument list.
+func (c *toGo) call(fn int, a, b goja.Value) goja.Value {
+	n := 1
+	c.args[0] = a
+	if b != nil {
+		c.args[1] = b
+		n = 2
+	}
+	v := c.r.builtins[fn](goja.FunctionCall{This: goja.Undefined(), Arguments: c.args[:n]})
+	c.args = [2]goja.Value{}
+	return v
+}
+
 // finish closes the container on top of the stack.
 func (c *toGo) finish() {
 	f := &c.stack[len(c.stack)-1]
 	if f.object {
+		// NewObject copies the members; their place in the buffer is free
+		// again, as this frame's are the last ones in it.
 		*f.slot = dsl.NewObject(f.members...)
+		clear(f.members)
+		c.members = c.members[:len(c.members)-len(f.members)]
 	}
-	delete(c.open, f.obj)
+	if c.open != nil {
+		delete(c.open, f.obj)
+	}
 	c.stack[len(c.stack)-1] = goFrame{}
 	c.stack = c.stack[:len(c.stack)-1]
 }
@@ -299,17 +387,12 @@ func article(class string) string {
 // openCheck is what opening any container starts with.
 func (c *toGo) openCheck(o *goja.Object) string {
 	if !c.checked {
-		for _, name := range c.r.objectProto.GetOwnPropertyNames() {
-			for _, k := range descriptorKeys {
-				if name == k {
-					return "Object.prototype has a property named " + strconv.Quote(k) +
-						", so the value cannot be read without running script code"
-				}
-			}
+		if reason := c.checkObjectProto(); reason != "" {
+			return reason
 		}
 		c.checked = true
 	}
-	if _, ok := c.open[o]; ok {
+	if c.isOpen(o) {
 		return reasonCycle
 	}
 	if len(c.stack)+1 > c.maxDepth {
@@ -318,14 +401,57 @@ func (c *toGo) openCheck(o *goja.Object) string {
 	return ""
 }
 
+// checkObjectProto makes sure that Object.prototype has no own property
+// named like a descriptor's, asking the captured Object.hasOwn, which reads
+// the own property table of the intrinsic Object.prototype (an ordinary
+// object) and calls nothing.
+func (c *toGo) checkObjectProto() string {
+	for _, k := range c.r.descriptorKeyValues {
+		if c.call(builtinHasOwn, c.r.objectProto, k).ToBoolean() {
+			// Name the first one in Object.prototype's own key order.
+			for _, name := range c.r.objectProto.GetOwnPropertyNames() {
+				for _, k := range descriptorKeys {
+					if name == k {
+						return "Object.prototype has a property named " + strconv.Quote(k) +
+							", so the value cannot be read without running script code"
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// isOpen reports whether o is a container on the stack.
+func (c *toGo) isOpen(o *goja.Object) bool {
+	if c.open != nil {
+		_, ok := c.open[o]
+		return ok
+	}
+	for i := range c.stack {
+		if c.stack[i].obj == o {
+			return true
+		}
+	}
+	return false
+}
+
 // tooMany is the reason for exceeding MaxNodes.
 func (c *toGo) tooMany() string {
 	return "more than " + strconv.Itoa(c.maxNodes) + " values"
 }
 
-// openArray reads an array's descriptors and checks its shape: the
-// descriptors object lists the indices first, ascending, then "length", then
-// any other key, as the array does.
+// hasSymbols reports whether o has a symbol key, enumerable or not, asking
+// the captured Object.getOwnPropertySymbols (o.Symbols lists only the
+// enumerable ones). It reads o's own key table, calling nothing.
+func (c *toGo) hasSymbols(o *goja.Object) bool {
+	syms, _ := c.call(builtinSymbols, o, nil).(*goja.Object)
+	// A fresh array: length is a Go field, read as an own data property.
+	return syms == nil || syms.Get("length").ToInteger() != 0
+}
+
+// openArray checks an array's shape: its own string keys are the indices
+// first, ascending, then "length", then any other key.
 func (c *toGo) openArray(o *goja.Object, slot *any) string {
 	if reason := c.openCheck(o); reason != "" {
 		return reason
@@ -339,18 +465,16 @@ func (c *toGo) openArray(o *goja.Object, slot *any) string {
 		}
 		return c.tooMany()
 	}
-	descs := c.descriptors(o)
-	keys := descs.GetOwnPropertyNames()
-	if reason := arrayShape(keys, length); reason != "" {
+	if reason := arrayShape(o.GetOwnPropertyNames(), length); reason != "" {
 		return reason
 	}
-	if len(descs.Symbols()) > 0 {
+	if c.hasSymbols(o) {
 		return reasonSymbolKey
 	}
 	n := int(length)
 	list := make([]any, n)
 	*slot = list
-	c.push(goFrame{obj: o, descs: descs, n: n, list: list})
+	c.push(goFrame{obj: o, n: n, list: list})
 	return ""
 }
 
@@ -373,21 +497,20 @@ func arrayShape(keys []string, length int64) string {
 	return ""
 }
 
-// openObject reads an ordinary object's descriptors.
+// openObject lists an ordinary object's keys.
 func (c *toGo) openObject(o *goja.Object, slot *any) string {
 	if reason := c.openCheck(o); reason != "" {
 		return reason
 	}
-	descs := c.descriptors(o)
-	// Every key of descs is enumerable (the built-in defines them so), so
-	// Symbols lists all of o's symbol keys, enumerable or not.
-	if len(descs.Symbols()) > 0 {
+	if c.hasSymbols(o) {
 		return reasonSymbolKey
 	}
-	keys := descs.GetOwnPropertyNames()
+	// The own string keys, in own-key order, read from Go.
+	keys := o.GetOwnPropertyNames()
 	if len(keys) > c.maxNodes-c.nodes {
 		return c.tooMany()
 	}
+	integerKeysFirst(keys)
 	var lone map[int]string
 	for _, k := range keys {
 		if strings.Contains(k, "\uFFFD") {
@@ -395,25 +518,65 @@ func (c *toGo) openObject(o *goja.Object, slot *any) string {
 			break
 		}
 	}
-	c.push(goFrame{obj: o, object: true, descs: descs, keys: keys, lone: lone, n: len(keys), members: make([]dsl.Member, len(keys)), slot: slot})
+	// The frame's members are a slice of the shared buffer: when opening a
+	// child object grows the buffer into a new array, the frame and the
+	// slots its children write to keep the old one, and no two open
+	// objects' members overlap.
+	n := len(keys)
+	start := len(c.members)
+	c.members = slices.Grow(c.members, n)[:start+n]
+	c.push(goFrame{obj: o, object: true, keys: keys, lone: lone, n: n, members: c.members[start : start+n : start+n], slot: slot})
 	return ""
+}
+
+// integerKeysFirst puts integer-like keys first, ascending, keeping the order
+// of the others, as JavaScript orders an object's own keys. An ordinary
+// object lists them so already; a Go map lists its keys in Go's map order.
+func integerKeysFirst(keys []string) {
+	other, last := false, int64(-1)
+	for _, k := range keys {
+		i, ok := arrayIndex(k)
+		if !ok {
+			other = true
+			continue
+		}
+		if other || i <= last {
+			slices.SortStableFunc(keys, compareOwnKeys)
+			return
+		}
+		last = i
+	}
+}
+
+// compareOwnKeys orders integer-like keys before the others, ascending, and
+// finds all the others equal.
+func compareOwnKeys(a, b string) int {
+	i, aok := arrayIndex(a)
+	j, bok := arrayIndex(b)
+	switch {
+	case aok && bok:
+		return cmp.Compare(i, j)
+	case aok:
+		return -1
+	case bok:
+		return 1
+	}
+	return 0
 }
 
 // push opens a frame.
 func (c *toGo) push(f goFrame) {
 	c.nodes += f.n
-	if c.open == nil {
-		c.open = make(map[*goja.Object]struct{})
-	}
-	c.open[f.obj] = struct{}{}
 	c.stack = append(c.stack, f)
-}
-
-// descriptors returns o's own property descriptors, keyed like o, in o's own
-// key order.
-func (c *toGo) descriptors(o *goja.Object) *goja.Object {
-	d, _ := c.r.call(builtinDescriptors, o).(*goja.Object)
-	return d
+	switch {
+	case c.open != nil:
+		c.open[f.obj] = struct{}{}
+	case len(c.stack) > scanDepth:
+		c.open = make(map[*goja.Object]struct{}, 2*len(c.stack))
+		for i := range c.stack {
+			c.open[c.stack[i].obj] = struct{}{}
+		}
+	}
 }
 
 // loneKeys finds o's keys that hold a lone surrogate. goja hands keys to Go
@@ -421,7 +584,7 @@ func (c *toGo) descriptors(o *goja.Object) *goja.Object {
 // U+FFFD the exact key is read from the built-in Object.getOwnPropertyNames,
 // which lists the same keys in the same order as JavaScript strings.
 func (c *toGo) loneKeys(o *goja.Object, keys []string) map[int]string {
-	names, _ := c.r.call(builtinOwnNames, o).(*goja.Object)
+	names, _ := c.call(builtinOwnNames, o, nil).(*goja.Object)
 	var lone map[int]string
 	for i, k := range keys {
 		if !strings.Contains(k, "\uFFFD") {
