@@ -1,0 +1,42 @@
+package js_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+)
+
+// Load a scripts directory of JavaScript and TypeScript plugins and call a
+// tool one of them registered.
+func Example() {
+	ctx := context.Background()
+	svc := engine.New()
+	svc.Global().OnExecute(engine.TimeoutPolicy()) // enforce the tools' timeoutMs
+
+	loader := &scripting.Loader{Service: svc, Hosts: []scripting.Host{&js.Host{}}}
+	plugins, diagnostics, err := loader.LoadDir(ctx, filepath.Join("..", "..", "scripts", "examples", "plugins"))
+	if err != nil {
+		panic(err)
+	}
+	defer scripting.DisposeAll(ctx, plugins)
+	for _, d := range diagnostics {
+		fmt.Println(d) // file:line:col: message
+	}
+	for _, p := range plugins {
+		fmt.Println("loaded", p.Source.Rel)
+	}
+
+	args, _ := dsl.Unmarshal([]byte(`{"text": "the quick brown fox"}`))
+	r := svc.Call(ctx, engine.Input{CallID: "c1", Name: "word_count", Arguments: args})
+	text, _ := r.MarshalJSON()
+	fmt.Println(string(text))
+	// Output:
+	// loaded deny_rm_rf.js
+	// loaded word_count.ts
+	// {"isError":false,"value":{"words":4},"content":[{"type":"text","text":"4 words"}]}
+}
