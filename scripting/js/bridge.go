@@ -56,20 +56,20 @@ func (e *errTimedOut) Error() string {
 // listener: the caller's cancellation only aborts the script's signal, and
 // the callback's own deadline (timeout, from when the script starts)
 // interrupts it.
-func (pl *pool) invoke(ctx context.Context, what string, timeout time.Duration,
+func (pl *pool) invoke(key int, ctx context.Context, what string, timeout time.Duration,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
-	return pl.invokeMode(ctx, what, timeout, false, run, convert)
+	return pl.invokeMode(key, ctx, what, timeout, false, run, convert)
 }
 
 // invokeBody is invoke for tool bodies.
-func (pl *pool) invokeBody(ctx context.Context, what string,
+func (pl *pool) invokeBody(key int, ctx context.Context, what string,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
-	return pl.invokeMode(ctx, what, 0, true, run, convert)
+	return pl.invokeMode(key, ctx, what, 0, true, run, convert)
 }
 
-func (pl *pool) invokeMode(caller context.Context, what string, timeout time.Duration, body bool,
+func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
 	exit, ok := pl.plugin.Enter()
@@ -89,7 +89,7 @@ func (pl *pool) invokeMode(caller context.Context, what string, timeout time.Dur
 			deadline.Stop()
 		}
 	}()
-	inst, err := pl.instance(ctx)
+	inst, err := pl.instanceFor(ctx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,17 @@ func (i *instance) thrown(vm *goja.Runtime, err error) error {
 }
 
 // key records a callback object under the next effect key.
+//
+// Effects of the top level get keys in order (0, 1, …), the same on every
+// instance, which replays the top level. Effects made later, from a call
+// (a registration inside a body), get a key unique in the pool and are
+// pinned to the instance that made them: the others do not have them.
 func (i *instance) key(cb *goja.Object) int {
+	if i.topDone {
+		k := i.pool.pin(i)
+		i.callbacks[k] = cb
+		return k
+	}
 	k := i.seq
 	i.seq++
 	i.callbacks[k] = cb

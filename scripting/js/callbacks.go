@@ -22,7 +22,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				return nil, &engine.ArgsError{Violations: vs}
 			}
 		}
-		return pl.invokeBody(ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		return pl.invokeBody(key, ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, err := i.callback(key, "execute")
 			if err != nil {
 				return nil, err
@@ -49,7 +49,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	}
 	lt := pl.host.listenerTimeout()
 	def.Output.Render = func(args, value any) ([]engine.Block, error) {
-		v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q output.render", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.render", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
 			out, _ := i.callbacks[key].Get("output").(*goja.Object)
 			if out == nil {
 				return nil, errors.New("output is gone")
@@ -72,7 +72,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	if out, _ := i.callbacks[key].Get("output").(*goja.Object); out != nil {
 		if _, ok := goja.AssertFunction(out.Get("presentationMeta")); ok {
 			def.Output.PresentationMeta = func(args, value any) (any, error) {
-				return pl.invoke(context.Background(), fmt.Sprintf("tool %q output.presentationMeta", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+				return pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.presentationMeta", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
 					out, _ := i.callbacks[key].Get("output").(*goja.Object)
 					fn, ok := goja.AssertFunction(out.Get("presentationMeta"))
 					if !ok {
@@ -103,7 +103,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if !valid(args) {
 				return false
 			}
-			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q isConcurrencySafe", name), lt, i.method(key, "isConcurrencySafe", args),
+			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q isConcurrencySafe", name), lt, i.method(key, "isConcurrencySafe", args),
 				func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
 					b, ok := v.Export().(bool)
 					return ok && b, nil
@@ -116,7 +116,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if !valid(args) {
 				return nil
 			}
-			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q presentCall", name), lt, i.method(key, "presentCall", args),
+			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentCall", name), lt, i.method(key, "presentCall", args),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 					g, err := toGo(vm, v, "view")
 					if err != nil {
@@ -140,7 +140,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if r.HasMeta {
 				summary.Set("meta", r.Meta)
 			}
-			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
+			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 					g, err := toGo(vm, v, "view")
 					if err != nil {
@@ -161,7 +161,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		}
 		prop := prop
 		f := func(exec *engine.Execution, r *engine.Result) ([]engine.Block, error) {
-			v, err := pl.invoke(context.Background(), fmt.Sprintf("tool %q %s", name, prop), lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q %s", name, prop), lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 				fn, obj, err := i.callback(key, prop)
 				if err != nil {
 					return nil, err
@@ -238,7 +238,7 @@ func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 // whenFunc is a registration's activation condition in the script.
 func (pl *pool) whenFunc(key int) engine.WhenFunc {
 	return func(ctx context.Context, w engine.WhenContext) (bool, error) {
-		v, err := pl.invoke(ctx, "a when condition", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a when condition", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, err := i.callback(key, "")
 			if err != nil {
 				return nil, err
@@ -268,7 +268,7 @@ func (pl *pool) whenFunc(key int) engine.WhenFunc {
 // guardFunc is a guard in the script: a string return denies.
 func (pl *pool) guardFunc(key int) engine.GuardFunc {
 	return func(ctx context.Context, exec *engine.Execution) (string, error) {
-		v, err := pl.invoke(ctx, "a guard", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a guard", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err

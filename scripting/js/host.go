@@ -117,6 +117,40 @@ type pool struct {
 	slots   []*instance // nil entries are instances that failed to restart
 	closed  bool
 	effects int // the number of top-level effects: a replay must make as many
+	pins    map[int]*instance
+	nextPin int
+}
+
+// firstDynamicKey is where the keys of effects made after the top level start.
+const firstDynamicKey = 1 << 40
+
+// pin returns a new dynamic key served by inst only.
+func (pl *pool) pin(inst *instance) int {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.pins == nil {
+		pl.pins = map[int]*instance{}
+		pl.nextPin = firstDynamicKey
+	}
+	k := pl.nextPin
+	pl.nextPin++
+	pl.pins[k] = inst
+	return k
+}
+
+// instanceFor picks the instance for a callback key: the pinned one for a
+// dynamic key, the least busy otherwise.
+func (pl *pool) instanceFor(ctx context.Context, key int) (*instance, error) {
+	if key < firstDynamicKey {
+		return pl.instance(ctx)
+	}
+	pl.mu.Lock()
+	inst := pl.pins[key]
+	pl.mu.Unlock()
+	if inst == nil || inst.loop.Broken() {
+		return nil, errors.New("the script callback is gone (it was registered from a call on an instance that was since replaced)")
+	}
+	return inst, nil
 }
 
 // instance picks the instance to serve a call, replacing a broken one.
@@ -208,6 +242,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		if err == nil {
 			err = inst.readInstances(vm, v)
 		}
+		inst.topDone = true
 		return nil, err
 	})
 	if err != nil {
@@ -225,6 +260,7 @@ type instance struct {
 	replay        bool
 	busy          atomic.Int64 // calls in flight on this instance
 	wantInstances int          // what the top level asked for (1 by default)
+	topDone       bool         // the top level finished: later effects are pinned (loop-owned)
 
 	vm        *goja.Runtime
 	abort     *goja.Object // the prelude's host side

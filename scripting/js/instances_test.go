@@ -89,3 +89,37 @@ func benchSpin(b *testing.B, decl string) {
 // throughput of a CPU-bound concurrency-safe tool with 1 and 2 instances.
 func BenchmarkJSCPUOneInstance(b *testing.B)  { benchSpin(b, "") }
 func BenchmarkJSCPUTwoInstances(b *testing.B) { benchSpin(b, "exports.instances = 2;") }
+
+func TestARegistrationMadeInACallIsServedByTheInstanceThatMadeIt(t *testing.T) {
+	e := load(t, map[string]string{"dyn.js": `exports.instances = 2;
+const { defineTool, tools } = require("dsh");
+const me = String(Math.random());
+tools.register(defineTool({
+  name: "make", description: "", parameters: {},
+  output: { schema: { type: "string" }, render: (a, v) => [{ type: "text", text: v }] },
+  isConcurrencySafe: () => true,
+  execute() {
+    tools.register(defineTool({
+      name: "made", description: "", parameters: {},
+      output: { schema: { type: "string" }, render: (a, v) => [{ type: "text", text: v }] },
+      execute() { return me; },
+    }));
+    return me;
+  },
+}));
+`})
+	if len(e.diags) > 0 {
+		t.Fatal(e.diagnostics())
+	}
+	r := e.svc.Call(context.Background(), engine.Input{CallID: "c", Name: "make", Arguments: dsl.NewObject()})
+	if r.IsError {
+		t.Fatal(r.Error.Message)
+	}
+	maker := r.Value
+	for range 6 {
+		r := e.svc.Call(context.Background(), engine.Input{CallID: "c", Name: "made", Arguments: dsl.NewObject()})
+		if r.IsError || r.Value != maker {
+			t.Fatalf("the dynamic tool ran on another instance or failed: %+v (maker %v)", r.Value, maker)
+		}
+	}
+}

@@ -56,7 +56,9 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 			d, err = p.OnDispatchLog(site, agent, pl.dispatchLog(key), opts...)
 		}
 	default:
-		i.seq-- // not an effect
+		if key < firstDynamicKey {
+			i.seq-- // not an effect
+		}
 		delete(i.callbacks, key)
 		throw(vm, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", event))
 	}
@@ -84,7 +86,7 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, work fun
 // preExecute is a tools/pre-execute listener in the script.
 func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, next func() (engine.PreDecision, error)) (engine.PreDecision, error) {
-		v, err := pl.invoke(ctx, "a tools/pre-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a tools/pre-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
@@ -114,7 +116,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 // next() passes on the ctx the current signal stands for.
 func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, next func(context.Context) *engine.Result) (*engine.Result, error) {
-		v, err := pl.invoke(ctx, "a tools/execute wrapper", 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a tools/execute wrapper", 0, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, true)
 			if err != nil {
 				return nil, err
@@ -152,7 +154,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 // postExecute is a tools/post-execute listener in the script.
 func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 	return func(ctx context.Context, exec *engine.Execution, r *engine.Result, next func() (engine.PostDecision, error)) (engine.PostDecision, error) {
-		v, err := pl.invoke(ctx, "a tools/post-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a tools/post-execute listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
@@ -184,7 +186,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 // resultObserver is a tools/result observer in the script.
 func (pl *pool) resultObserver(key int) engine.ResultObserver {
 	return func(exec *engine.Execution, r *engine.Result) error {
-		_, err := pl.invoke(context.Background(), "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		_, err := pl.invoke(key, context.Background(), "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, e, err := i.listenerCall(vm, st, key, context.Background(), exec, false)
 			if err != nil {
 				return nil, err
@@ -202,7 +204,7 @@ func (pl *pool) resultObserver(key int) engine.ResultObserver {
 // changeObserver is a tools/change listener in the script.
 func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 	return func(c engine.Change) error {
-		_, err := pl.invoke(context.Background(), "a tools/change listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+		_, err := pl.invoke(key, context.Background(), "a tools/change listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
 			fn, obj, err := i.callback(key, "")
 			if err != nil {
 				return nil, err
@@ -227,7 +229,7 @@ func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 // dispatchLog is a tools/ptc-dispatch-log listener in the script.
 func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 	return func(ctx context.Context, e *engine.DispatchLogEntry, next func() ([]engine.Block, error)) ([]engine.Block, error) {
-		v, err := pl.invoke(ctx, "a tools/ptc-dispatch-log listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, ctx, "a tools/ptc-dispatch-log listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			fn, obj, err := i.callback(key, "")
 			if err != nil {
 				return nil, err
