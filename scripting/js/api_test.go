@@ -441,17 +441,17 @@ func TestAPIExecution(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a top-level call's execution object", func(t *testing.T) {
 		got := e.apiRun(t, ctx, engine.Input{CallID: "call-9", RootCallID: "root-1", Name: "probe", Agent: child, Arguments: args(t, `{"deep":{"k":[1]}}`)})
-		apiWant(t, got, `{"isError":false,"value":{"callId":"call-9","rootCallId":"root-1","name":"probe","arguments":{"deep":{"k":[1]}},"agent":{"id":"child","parent":{"id":"boss"}},"parent":"undefined","frozen":[true,true],"sameAsArgs":false,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed call-9"}]}`)
+		apiWant(t, got, `{"isError":false,"value":{"callId":"call-9","rootCallId":"root-1","name":"probe","arguments":{"deep":{"k":[1]}},"agent":{"id":"child","parent":{"id":"boss"}},"parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed call-9"}]}`)
 	})
 	t.Run("rootCallId defaults to callId and agent is undefined without one", func(t *testing.T) {
 		got := e.apiRun(t, ctx, engine.Input{CallID: "solo", Name: "probe"})
-		apiWant(t, got, `{"isError":false,"value":{"callId":"solo","rootCallId":"solo","name":"probe","arguments":{},"agent":"undefined","parent":"undefined","frozen":[true,true],"sameAsArgs":false,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed solo"}]}`)
+		apiWant(t, got, `{"isError":false,"value":{"callId":"solo","rootCallId":"solo","name":"probe","arguments":{},"agent":"undefined","parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed solo"}]}`)
 		e.apiValue(t, "tokens", nil) // forget these parents
 	})
 	t.Run("tools.call makes nested calls with the parent's ids, agent and token", func(t *testing.T) {
 		got := e.apiRun(t, ctx, engine.Input{CallID: "outer", RootCallID: "root-7", Name: "composite", Agent: child})
 		nested := func(id, a string) string {
-			return `{"isError":false,"value":{"callId":"` + id + `","rootCallId":"root-7","name":"probe","arguments":` + a + `,"agent":{"id":"child","parent":{"id":"boss"}},"parent":"object","frozen":[true,true],"sameAsArgs":false,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed ` + id + `"}]}`
+			return `{"isError":false,"value":{"callId":"` + id + `","rootCallId":"root-7","name":"probe","arguments":` + a + `,"agent":{"id":"child","parent":{"id":"boss"}},"parent":"object","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed ` + id + `"}]}`
 		}
 		want := `{"isError":false,"value":{"first":` + nested("outer:call:1", `{"deep":{"a":1}}`) +
 			`,"second":` + nested("outer:call:2", `{}`) +

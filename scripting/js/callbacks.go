@@ -27,7 +27,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if err != nil {
 				return nil, err
 			}
-			a, err := toJS(vm, args)
+			a, err := i.argsJS(vm, args)
 			if err != nil {
 				return nil, err
 			}
@@ -58,7 +58,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if !ok {
 				return nil, errors.New("output.render is not a function")
 			}
-			a, v, err := twoJS(vm, args, value)
+			a, v, err := i.twoJS(vm, args, value)
 			if err != nil {
 				return nil, err
 			}
@@ -78,7 +78,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 					if !ok {
 						return nil, errors.New("output.presentationMeta is not a function")
 					}
-					a, v, err := twoJS(vm, args, value)
+					a, v, err := i.twoJS(vm, args, value)
 					if err != nil {
 						return nil, err
 					}
@@ -212,8 +212,8 @@ func (i *instance) method(key int, prop string, args ...any) func(i *instance, v
 	}
 }
 
-func twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, error) {
-	av, err := toJS(vm, a)
+func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, error) {
+	av, err := i.argsJS(vm, a)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -104,7 +104,7 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 // and concludeTurn. It is registered as live until release is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
-	args, err := toJS(vm, exec.Arguments())
+	args, err := i.argsJS(vm, exec.Arguments())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,4 +257,19 @@ func (i *instance) listenerCall(vm *goja.Runtime, st *callState, key int, ctx co
 	}
 	st.release = append(st.release, release)
 	return fn, obj, e, nil
+}
+
+// argsJS converts a call's arguments, reusing the last conversion when the
+// same snapshot comes again (the body, then its renderer): the JS object is
+// frozen and the snapshot never changes, so sharing it is safe.
+func (i *instance) argsJS(vm *goja.Runtime, args any) (goja.Value, error) {
+	o, ok := args.(*dsl.Object)
+	if ok && o == i.lastArgs && i.lastArgsJS != nil {
+		return i.lastArgsJS, nil
+	}
+	v, err := toJS(vm, args)
+	if err == nil && ok {
+		i.lastArgs, i.lastArgsJS = o, v
+	}
+	return v, err
 }

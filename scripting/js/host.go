@@ -15,6 +15,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
@@ -274,7 +275,10 @@ type instance struct {
 	live      map[*goja.Object]*liveExec
 	hostMods  map[string]goja.Value
 	outputs   []*tsbuild.Output // of every module run, for stack traces
-	fns       *execFns
+	// lastArgs is the last arguments snapshot converted, and its JS object.
+	lastArgs   *dsl.Object
+	lastArgsJS goja.Value
+	fns        *execFns
 	// preventExtensions is the intrinsic, captured before any script ran.
 	preventExtensions goja.Callable
 	results           map[*goja.Object]*engine.Result
