@@ -12,4 +12,18 @@
 //
 // TypeScript and ES modules are transformed to CommonJS (es2017) by esbuild
 // (scripting/js/internal/tsbuild); errors point at the original line.
+//
+// Choices where the spec is silent:
+//   - Only tool bodies are interrupted when their caller cancels (after the
+//     grace period); listeners, guards and renderers see their signal abort
+//     but run on, bounded by Host.ListenerTimeout from when they start, since
+//     the pipeline awaits a slow listener.
+//   - A guard that returns "" fails closed (the engine's guards abstain with
+//     ""), as does a decision with a key its kind does not take.
+//   - A body's args and exec.arguments are the same frozen object.
+//   - A registration a call makes (inside a body or listener) lives in the
+//     instance that made it; with instances: N, its calls go there.
+//   - Errors the dsh module raises have name "Error" (coded ones their own
+//     name and a code); a thrown object's own name, code and message are read
+//     to keep a coded error's info.
 package js
