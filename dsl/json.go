@@ -231,7 +231,7 @@ func encodeError(stack []encFrame, depth int, reason string) error {
 	b.WriteString("value")
 	for _, f := range stack[:depth] {
 		if f.obj != nil {
-			writePathKey(&b, f.obj.members[f.i].Key)
+			WritePathKey(&b, f.obj.members[f.i].Key)
 			continue
 		}
 		b.WriteByte('[')

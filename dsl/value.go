@@ -260,22 +260,27 @@ func (w *walker) path(root string) string {
 			b.WriteByte(']')
 		default:
 			key, _ := f.child()
-			writePathKey(&b, key)
+			WritePathKey(&b, key)
 		}
 	}
 	return b.String()
 }
 
-// writePathKey appends .key, or ["key"] when key is not identifier-like.
-func writePathKey(b *strings.Builder, key string) {
+// WritePathKey appends one object step of a value path as [Snapshot] errors
+// render it: .key, or ["key"] (JSON-quoted) when key is not identifier-like.
+// Other value boundaries (the script hosts) use it so that paths read alike.
+func WritePathKey(b *strings.Builder, key string) {
 	if isIdentifier(key) {
 		b.WriteByte('.')
 		b.WriteString(key)
 		return
 	}
 	b.WriteByte('[')
-	q, _ := appendJSONString(nil, key)
-	b.Write(q)
+	if q, ok := appendJSONString(nil, key); ok {
+		b.Write(q)
+	} else {
+		b.WriteString(strconv.Quote(key)) // invalid UTF-8: only from Go input
+	}
 	b.WriteByte(']')
 }
 

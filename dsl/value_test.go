@@ -264,3 +264,10 @@ func TestObjectWorksWithEncodingJSON(t *testing.T) {
 		t.Error("an array read into an Object should fail")
 	}
 }
+
+func TestAnInvalidUTF8KeyIsNamedInItsPath(t *testing.T) {
+	_, err := dsl.Snapshot(obj("\xff", 1.0))
+	if err == nil || err.Error() != `value["\xff"]: invalid UTF-8 in object key` {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -9,15 +9,10 @@ import (
 
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
-	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
 )
 
 // asDiagnostic locates a transform error in the plugin's file.
 func asDiagnostic(rel string, err error) error {
-	var d *tsbuild.Diagnostic
-	if errors.As(err, &d) {
-		return &scripting.Diagnostic{File: rel, Line: d.Line, Col: d.Col, Message: d.Message, Err: err}
-	}
 	var sd *scripting.Diagnostic
 	if errors.As(err, &sd) {
 		return sd

@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
-	"github.com/dsh-go/dsh/dsl"
 )
 
 // Error paths use the notation of dsl.Snapshot: the root name, then .key for
@@ -19,38 +18,6 @@ func writeIndex(b *strings.Builder, i int) {
 	b.WriteByte('[')
 	b.WriteString(strconv.Itoa(i))
 	b.WriteByte(']')
-}
-
-// writeKey appends .key, or ["key"] when key is not identifier-like.
-func writeKey(b *strings.Builder, key string) {
-	if isIdentifier(key) {
-		b.WriteByte('.')
-		b.WriteString(key)
-		return
-	}
-	b.WriteByte('[')
-	if q, err := dsl.Marshal(key); err == nil {
-		b.Write(q)
-	} else {
-		b.WriteString(strconv.Quote(key)) // invalid UTF-8, only from Go input
-	}
-	b.WriteByte(']')
-}
-
-// isIdentifier reports whether key can follow a dot: ASCII letters, digits
-// (not first), _ and $, as dsl renders paths.
-func isIdentifier(key string) bool {
-	if key == "" {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // loneKeySegment renders a key holding a lone surrogate as ["…"], escaping

@@ -634,7 +634,7 @@ func (c *toGo) fail(reason string) error {
 		case f.lone[at] != "":
 			b.WriteString(f.lone[at])
 		default:
-			writeKey(&b, f.keys[at])
+			dsl.WritePathKey(&b, f.keys[at])
 		}
 	}
 	return &dsl.SnapshotError{Path: b.String(), Reason: reason}

@@ -196,7 +196,7 @@ func (c *toJS) path() string {
 			writeIndex(&b, f.i-1)
 		} else {
 			key, _ := f.obj.At(f.i - 1)
-			writeKey(&b, key)
+			dsl.WritePathKey(&b, key)
 		}
 	}
 	return b.String()

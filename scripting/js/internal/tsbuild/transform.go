@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/evanw/esbuild/pkg/api"
+
+	"github.com/dsh-go/dsh/scripting"
 )
 
 // Output is one transformed file. Outputs are shared through the cache: a
@@ -36,27 +38,10 @@ type Output struct {
 	genLines []int // byte offset of each line of Code
 }
 
-// Diagnostic is an esbuild error or warning at its position in the original
-// file. Line and Col are 1-based, Col counting bytes (as goja does); both are
-// zero when esbuild gave no position.
-type Diagnostic struct {
-	File      string
-	Line, Col int
-	Message   string // esbuild's text
-}
-
-// Error renders "file:line:col: message", or "file: message" without a
-// position.
-func (d *Diagnostic) Error() string {
-	s := d.File
-	if d.Line > 0 {
-		s += ":" + strconv.Itoa(d.Line)
-		if d.Col > 0 {
-			s += ":" + strconv.Itoa(d.Col)
-		}
-	}
-	return s + ": " + d.Message
-}
+// Diagnostic is an esbuild error or warning located in the original file
+// (1-based line, column in bytes as goja counts; zero when esbuild gave no
+// position): the plugin machinery's own diagnostic type.
+type Diagnostic = scripting.Diagnostic
 
 // banner is the first line of every Output.Code (after a hashbang, which is
 // turned into a comment too). Keeping user code off line 1 lets a caller
