@@ -5,25 +5,17 @@ import (
 	"fmt"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/scripting"
 )
 
-// Module is a Go-implemented module that plugins import as "dsh/<Name>"
-// (require("dsh/fs"), import { readFile } from "dsh/fs"). Its functions are
+// Module is a host module plugins import as "dsh/<Name>"; its functions are
 // async in the script: each returns a promise, the Go function runs off the
-// loop, and the promise settles on the loop. The capability modules (fs,
-// process, http, path) plug in here; a Lua host can bind the same functions.
-type Module struct {
-	Name  string
-	Funcs map[string]AsyncFunc
-}
+// loop, and the promise settles on the loop.
+type Module = scripting.Module
 
-// AsyncFunc is one function of a host module. Its arguments arrive as
-// lossless JSON values (a trailing options object loses its "signal", which
-// instead cancels ctx). ctx is also cancelled when the plugin's instance
-// closes. The returned JSON value resolves the promise; an error rejects it
-// with an Error whose message is the error's and, for a coded error
-// (engine.CodedError), whose name and code are the error's.
-type AsyncFunc func(ctx context.Context, args []any) (any, error)
+// AsyncFunc is one function of a host module (see [scripting.ModuleFunc]).
+type AsyncFunc = scripting.ModuleFunc
 
 // hostModule builds the script's object for a host module.
 func (i *instance) hostModule(vm *goja.Runtime, name string) (goja.Value, error) {
