@@ -9,6 +9,9 @@ import "context"
 type Module struct {
 	Name  string
 	Funcs map[string]ModuleFunc
+	// Sync marks a module of pure, quick functions (dsh/path): JavaScript
+	// calls them synchronously on the loop instead of through a promise.
+	Sync bool
 }
 
 // ModuleFunc is one function of a host module. Its arguments arrive as

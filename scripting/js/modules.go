@@ -39,6 +39,20 @@ func (i *instance) hostModule(vm *goja.Runtime, name string) (goja.Value, error)
 			if err != nil {
 				throw(vm, fmt.Errorf("%s: %w", qualified, err))
 			}
+			if mod.Sync {
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				v, err := f(ctx, args)
+				if err != nil {
+					throw(vm, err)
+				}
+				r, err := toJS(vm, v)
+				if err != nil {
+					throw(vm, fmt.Errorf("%s: %w", qualified, err))
+				}
+				return r
+			}
 			return vm.ToValue(i.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
 				return f(ctx, args)
 			}, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {

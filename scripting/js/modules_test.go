@@ -29,7 +29,18 @@ var textModule = js.Module{Name: "text", Funcs: map[string]js.AsyncFunc{
 	"fail": func(context.Context, []any) (any, error) { return nil, errors.New("plain failure") },
 }}
 
-func withText(h *js.Host, _ *engine.Service) { h.Modules = append(h.Modules, textModule) }
+// pathModule is a synchronous host module for the test.
+var pathModule = js.Module{Name: "p", Sync: true, Funcs: map[string]js.AsyncFunc{
+	"twice": func(_ context.Context, args []any) (any, error) {
+		s, ok := args[0].(string)
+		if !ok {
+			return nil, engine.NewError("Error", "EINVAL", "twice: the argument must be a string")
+		}
+		return s + s, nil
+	},
+}}
+
+func withText(h *js.Host, _ *engine.Service) { h.Modules = append(h.Modules, textModule, pathModule) }
 
 func TestHostModules(t *testing.T) {
 	t.Run("an async host function settles on the loop", func(t *testing.T) {
@@ -60,6 +71,16 @@ func TestHostModules(t *testing.T) {
 		e := load(t, map[string]string{"m.js": tool("f", `{type: "string"}`, `const { fail } = require("dsh/text"); await fail(); return "no"`)}, withText)
 		got := e.call(t, "f", nil)
 		if !strings.Contains(got, `"error":{"message":"plain failure"}`) {
+			t.Errorf("got %s", got)
+		}
+	})
+	t.Run("a synchronous host function returns its value and throws its error in place", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": tool("s", `{type: "string"}`, `
+			const { twice } = require("dsh/p");
+			let code = "";
+			try { twice(1); } catch (e) { code = e.code; }
+			return twice("ab") + " " + code;`)}, withText)
+		if got := e.call(t, "s", nil); !strings.Contains(got, `"value":"abab EINVAL"`) {
 			t.Errorf("got %s", got)
 		}
 	})
