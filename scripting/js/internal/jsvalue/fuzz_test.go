@@ -64,5 +64,12 @@ func FuzzRoundTrip(f *testing.F) {
 		if !dsl.Equal(got, want) {
 			t.Fatalf("ToGo(JSON.parse(x)) differs from dsl.Unmarshal(x)")
 		}
+		fast := r.fast
+		r.fast = nil
+		slow, err := r.ToGo(parsed, "value", Limits{})
+		r.fast = fast
+		if err != nil || !dsl.Equal(slow, got) {
+			t.Fatalf("the built-in path read %v (%v) where the fast path read the same value", slow, err)
+		}
 	})
 }

@@ -25,6 +25,13 @@ func newEnv(t testing.TB) *env {
 	return &env{t: t, vm: vm, r: r}
 }
 
+// builtinOnly turns the fast path off (see fast.go): ToGo then reads every
+// container through the captured built-ins.
+func (e *env) builtinOnly() *env {
+	e.r.fast = nil
+	return e
+}
+
 // run evaluates a script and returns its completion value.
 func (e *env) run(src string) goja.Value {
 	e.t.Helper()

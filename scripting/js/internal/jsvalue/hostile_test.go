@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dop251/goja"
+	"github.com/dsh-go/dsh/dsl"
 )
 
 // Scripts below bump the global flag whenever code of theirs runs; every test
@@ -160,7 +161,7 @@ func TestReplacedBuiltinsChangeNothing(t *testing.T) {
 func TestToGoRefusesWhenDescriptorsWouldRunScript(t *testing.T) {
 	for _, key := range descriptorKeys {
 		t.Run("a setter named "+key+" on Object.prototype", func(t *testing.T) {
-			e := newEnv(t)
+			e := newEnv(t).builtinOnly()
 			e.run(`var flag = 0; Object.defineProperty(Object.prototype, "` + key + `", {set(v) { flag++ }, get() { flag++ }, configurable: true})`)
 			_, err := e.toGo(`({a: 1})`)
 			wantSnapshotError(t, err, "value", `Object.prototype has a property named "`+key+`", so the value cannot be read without running script code`)
@@ -178,11 +179,68 @@ func TestToGoRefusesWhenDescriptorsWouldRunScript(t *testing.T) {
 		})
 	}
 	t.Run("a read-only value on Object.prototype", func(t *testing.T) {
-		e := newEnv(t)
+		e := newEnv(t).builtinOnly()
 		e.run(`Object.defineProperty(Object.prototype, "value", {value: "forged"})`)
 		_, err := e.toGo(`({a: 1})`)
 		wantSnapshotError(t, err, "value", `Object.prototype has a property named "value", so the value cannot be read without running script code`)
 	})
+}
+
+func TestToGoFastPathReadsThroughAPollutedPrototype(t *testing.T) {
+	for _, key := range descriptorKeys {
+		t.Run("a setter named "+key+" on Object.prototype", func(t *testing.T) {
+			e := newEnv(t)
+			e.run(`var flag = 0; Object.defineProperty(Object.prototype, "` + key + `", {set(v) { flag++ }, get() { flag++ }, configurable: true})`)
+			if got, err := e.toGo(`[{a: 1}, Object.freeze({b: [2]})]`); err != nil || mustJSON(t, got) != `[{"a":1},{"b":[2]}]` {
+				t.Fatalf("got %v, %v", got, err)
+			}
+			// An object the fast path does not know (it once had a symbol
+			// key) takes the built-in path, which still refuses.
+			_, err := e.toGo(`(() => { const s = Symbol(); const o = {a: 1, [s]: 1}; delete o[s]; return o })()`)
+			wantSnapshotError(t, err, "value", `Object.prototype has a property named "`+key+`", so the value cannot be read without running script code`)
+			if e.flag() != 0 {
+				t.Fatal("the setter ran")
+			}
+		})
+	}
+}
+
+// TestToGoFastPathAgreesWithTheBuiltins reads each value through both paths:
+// the same result, or the same error.
+func TestToGoFastPathAgreesWithTheBuiltins(t *testing.T) {
+	for _, src := range []string{
+		`({b: 1, a: "x", c: [1, 2, {d: null}]})`,
+		`({b: 1, 2: 0, 1: 0, "01": 3, 4294967295: 4, 4294967294: 5})`,
+		`Object.freeze({a: Object.freeze([1, Object.freeze({})])})`,
+		`Object.create(null)`, `[]`, `({})`, `[[[[]]]]`,
+		`({__proto__: null, x: 1})`, `JSON.parse('{"__proto__": {"x": 1}}')`,
+		`Object.defineProperty({a: 1}, "g", {get() { return 1 }, enumerable: true})`,
+		`Object.defineProperty({a: 1}, "h", {value: 1, enumerable: false})`,
+		`Object.defineProperty({a: 1}, "w", {value: 1, enumerable: true, writable: false})`,
+		`({a: 1, [Symbol("s")]: 1})`, `({a: undefined})`, `({a: NaN})`, `({a: -0})`, `[1, , 3]`, `[1, undefined]`,
+		`Object.assign([1], {x: 1})`, `Object.defineProperty([1, 2], 1, {get() { return 1 }, enumerable: true})`,
+		`new (class A {})()`, `new Date(0)`, `new Map()`, `new Proxy({}, {})`, `(function () { return arguments })(1)`,
+		`new (class B extends Array {})(1, 2)`, `(() => { const o = {a: {}}; o.a.b = o; return o })()`,
+		`(() => { const a = [1]; a.push(a); return a })()`, `({"\ud800": 1})`, `({a: "\udc00"})`, `({"é": "ü", "😀": 1})`,
+		`(() => { const o = {x: 1}; delete o.x; o.y = 2; return o })()`,
+		`(() => { const a = [1, 2, 3]; a.length = 2; return a })()`,
+		`(() => { const shared = {s: 1}; return [shared, shared] })()`,
+		`Object.setPrototypeOf(new Error("e"), Object.prototype)`,
+		`({f() {}})`, `({n: 10n})`,
+	} {
+		t.Run(src, func(t *testing.T) {
+			fast := newEnv(t)
+			slow := newEnv(t).builtinOnly()
+			fv, ferr := fast.toGo(src)
+			sv, serr := slow.toGo(src)
+			if (ferr == nil) != (serr == nil) || ferr != nil && ferr.Error() != serr.Error() {
+				t.Fatalf("fast path: %v\nbuilt-ins: %v", ferr, serr)
+			}
+			if ferr == nil && !dsl.Equal(fv, sv) {
+				t.Fatalf("fast path read %s, the built-ins %s", mustJSON(t, fv), mustJSON(t, sv))
+			}
+		})
+	}
 }
 
 func TestConversionInsideAHostCallRunsNoQueuedJob(t *testing.T) {

@@ -113,7 +113,7 @@ func TestToGoLongArrays(t *testing.T) {
 }
 
 func TestToGoNamesThePrototypesFirstDescriptorKey(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t).builtinOnly()
 	e.run(`var flag = 0;
 		for (const k of ["enumerable", "value"]) {
 			Object.defineProperty(Object.prototype, k, {set(v) { flag++ }, get() { flag++ }, configurable: true});

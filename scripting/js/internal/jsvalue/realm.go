@@ -102,6 +102,8 @@ type Realm struct {
 	descriptorKeyValues [len(descriptorKeys)]goja.Value
 
 	spare *toGo // the state of the last ToGo, kept for the next
+
+	fast *layout // goja's verified layout for ToGo's fast path, or nil
 }
 
 // NewRealm captures vm's intrinsics. Call it before any script runs in vm
@@ -132,6 +134,7 @@ func NewRealm(vm *goja.Runtime) (*Realm, error) {
 		objectProto: vm.NewObject().Prototype(),
 		arrayProto:  vm.NewArray().Prototype(),
 		builtins:    fns,
+		fast:        fastLayout(),
 	}
 	for i, k := range descriptorKeys {
 		r.descriptorKeyValues[i] = vm.ToValue(k)

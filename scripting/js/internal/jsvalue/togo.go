@@ -143,6 +143,7 @@ type goFrame struct {
 	lone    map[int]string // keys with a lone surrogate: index → path segment
 	n, i    int            // children, and the index after the current child
 	list    []any          // an array's elements
+	vals    []goja.Value   // the children, when the fast path read them
 	members []dsl.Member   // an object's members
 	slot    *any           // where the finished object goes
 }
@@ -164,6 +165,8 @@ type toGo struct {
 	open     map[*goja.Object]struct{} // the containers on the stack, once it is deeper than scanDepth
 	args     [2]goja.Value             // the arguments of the built-in being called
 	members  []dsl.Member              // the members of the open objects, each frame's a slice of it
+	keyBuf   []string                  // the fast path's keys of the open objects, like members
+	valBuf   []goja.Value              // the fast path's children of the open containers, like members
 
 	// The value to convert and the result, for runIn, which is runInput
 	// made once, so that calling it through vm.Try allocates nothing.
@@ -194,6 +197,13 @@ func (c *toGo) reset() {
 	if cap(c.members) > keepMembers {
 		c.members = nil
 	}
+	clear(c.keyBuf[:cap(c.keyBuf)])
+	c.keyBuf = c.keyBuf[:0]
+	clear(c.valBuf[:cap(c.valBuf)])
+	c.valBuf = c.valBuf[:0]
+	if cap(c.keyBuf) > keepMembers || cap(c.valBuf) > keepMembers {
+		c.keyBuf, c.valBuf = nil, nil
+	}
 	c.open = nil
 	c.nodes = 0
 	c.checked = false
@@ -214,6 +224,19 @@ func (c *toGo) run(v goja.Value) (any, error) {
 		}
 		i := f.i
 		f.i++
+		if f.vals != nil {
+			var slot *any
+			if f.object {
+				f.members[i].Key = f.keys[i]
+				slot = &f.members[i].Value
+			} else {
+				slot = &f.list[i]
+			}
+			if reason := c.enter(f.vals[i], slot); reason != "" {
+				return nil, c.fail(reason)
+			}
+			continue
+		}
 		var key goja.Value
 		var slot *any
 		if !f.object {
@@ -285,6 +308,15 @@ func (c *toGo) finish() {
 		clear(f.members)
 		c.members = c.members[:len(c.members)-len(f.members)]
 	}
+	if f.vals != nil {
+		// The fast path's buffers, like members: this frame's are last.
+		clear(f.vals)
+		c.valBuf = c.valBuf[:len(c.valBuf)-len(f.vals)]
+		if f.object {
+			clear(f.keys)
+			c.keyBuf = c.keyBuf[:len(c.keyBuf)-len(f.keys)]
+		}
+	}
 	if c.open != nil {
 		delete(c.open, f.obj)
 	}
@@ -349,6 +381,11 @@ func (c *toGo) enter(v goja.Value, slot *any) string {
 
 // enterObject classifies o from Go-side facts only, then opens it.
 func (c *toGo) enterObject(o *goja.Object, slot *any) string {
+	if c.r.fast != nil {
+		if reason, done := c.openFast(o, slot); done {
+			return reason
+		}
+	}
 	if isProxy(o) {
 		return reasonProxy
 	}
@@ -374,6 +411,56 @@ func (c *toGo) enterObject(o *goja.Object, slot *any) string {
 		return reasonExotic
 	}
 	return c.openObject(o, slot)
+}
+
+// openFast opens o through the fast path (see fast.go) when o is a shape it
+// knows; done is false when the built-in path must read o instead.
+func (c *toGo) openFast(o *goja.Object, slot *any) (reason string, done bool) {
+	l := c.r.fast
+	k0, v0 := len(c.keyBuf), len(c.valBuf)
+	keys, vals, object := c.keyBuf, c.valBuf, true
+	var ok bool
+	if keys, vals, ok = l.object(o, c.r.objectProto, keys, vals); !ok {
+		object = false
+		if vals, ok = l.array(o, c.r.arrayProto, vals); !ok {
+			return "", false
+		}
+	}
+	n := len(vals) - v0
+	c.keyBuf, c.valBuf = keys, vals
+	undo := func() {
+		clear(c.keyBuf[k0:])
+		clear(c.valBuf[v0:])
+		c.keyBuf, c.valBuf = c.keyBuf[:k0], c.valBuf[:v0]
+	}
+	if c.isOpen(o) {
+		undo()
+		return reasonCycle, true
+	}
+	if len(c.stack)+1 > c.maxDepth {
+		undo()
+		return "nesting deeper than " + strconv.Itoa(c.maxDepth) + " levels", true
+	}
+	if n > c.maxNodes-c.nodes {
+		undo()
+		return c.tooMany(), true
+	}
+	f := goFrame{obj: o, object: object, n: n, vals: c.valBuf[v0 : v0+n : v0+n]}
+	if n == 0 {
+		f.vals = []goja.Value{} // not nil: the frame is a fast one
+	}
+	if object {
+		f.keys = c.keyBuf[k0 : k0+n : k0+n]
+		start := len(c.members)
+		c.members = slices.Grow(c.members, n)[:start+n]
+		f.members = c.members[start : start+n : start+n]
+		f.slot = slot
+	} else {
+		f.list = make([]any, n)
+		*slot = f.list
+	}
+	c.push(f)
+	return "", true
 }
 
 // article returns the indefinite article for a class name.

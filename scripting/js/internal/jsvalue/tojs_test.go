@@ -124,9 +124,18 @@ func TestToJSDoesNotTriggerPrototypeSetters(t *testing.T) {
 	if e.flag() != 0 {
 		t.Fatal("a setter on a prototype ran")
 	}
+	// The fast path reads the frozen result back without descriptors; the
+	// built-ins could not, and refuse.
 	back, err := e.r.ToGo(v, "value", Limits{})
-	if err == nil {
-		t.Fatalf("ToGo read through a polluted Object.prototype: %v", back)
+	if err != nil || mustJSON(t, back) != `{"0":"zero","a":[1],"value":true}` {
+		t.Fatalf("ToGo through a polluted Object.prototype: %v, %v", back, err)
+	}
+	e.builtinOnly()
+	if back, err := e.r.ToGo(v, "value", Limits{}); err == nil {
+		t.Fatalf("the built-ins read through a polluted Object.prototype: %v", back)
+	}
+	if e.flag() != 0 {
+		t.Fatal("a setter on a prototype ran")
 	}
 	obj := v.(*goja.Object)
 	if names := strings.Join(obj.GetOwnPropertyNames(), ","); names != "0,a,value" {
