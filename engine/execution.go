@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/dsl"
@@ -72,6 +73,10 @@ type Execution struct {
 	schema                   any
 	toolSet                  *ToolSet
 	def                      *Definition
+
+	// The running pre-execute or post-execute chain's end (see
+	// EndPreChain), while one runs; the two never overlap.
+	endPre, endPost atomic.Pointer[func() bool]
 }
 
 // CallID returns the call's id.

@@ -89,6 +89,7 @@ type iter[F any] struct {
 	fi    int // next front index (counting down)
 	back  []*listener[F]
 	bi    int
+	ended bool // end was called and found nothing left: next returns nil
 }
 
 func (t *table[F]) iter() *iter[F] {
@@ -99,6 +100,9 @@ func (t *table[F]) iter() *iter[F] {
 
 // next returns the next live listener admitted for agent, or nil.
 func (it *iter[F]) next(agent *Agent) *listener[F] {
+	if it.ended {
+		return nil
+	}
 	for ; it.fi >= 0; it.fi-- {
 		l := it.front[it.fi]
 		if !it.isDisposed(l) && l.admits(agent) {
@@ -121,6 +125,18 @@ func (it *iter[F]) next(agent *Agent) *listener[F] {
 			return l
 		}
 	}
+}
+
+// end reports whether no listener admitted for agent is left, and if so ends
+// the iteration: listeners added later are not seen by it.
+func (it *iter[F]) end(agent *Agent) bool {
+	fi, bi, back := it.fi, it.bi, it.back
+	if it.next(agent) != nil {
+		it.fi, it.bi, it.back = fi, bi, back
+		return false
+	}
+	it.ended = true
+	return true
 }
 
 func (it *iter[F]) isDisposed(l *listener[F]) bool {

@@ -133,6 +133,9 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 		return Allow(), nil
 	}
 	it := s.pre.iter()
+	end := func() bool { return it.end(exec.agent) }
+	exec.endPre.Store(&end)
+	defer exec.endPre.Store(nil)
 	var next func() (PreDecision, error)
 	next = func() (d PreDecision, err error) {
 		l := it.next(exec.agent)
@@ -147,6 +150,34 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 		return d, err
 	}
 	return d, checkPre(d)
+}
+
+// EndPreChain is for script hosts. Called from a tools/pre-execute listener
+// with the execution it was given, it reports whether calling next would run no further
+// listener; if so it ends the chain (a listener added meanwhile is not run
+// for this call) and returns the decision next would return. A host whose
+// listener's next() must otherwise leave its interpreter to ask the engine
+// can answer it in place.
+func EndPreChain(exec *Execution) (PreDecision, bool) {
+	if exec == nil {
+		return PreDecision{}, false
+	}
+	if end := exec.endPre.Load(); end == nil || !(*end)() {
+		return PreDecision{}, false
+	}
+	return Allow(), true
+}
+
+// EndPostChain is [EndPreChain] for a tools/post-execute listener: the
+// decision next would return at the end of the chain is accept.
+func EndPostChain(exec *Execution) (PostDecision, bool) {
+	if exec == nil {
+		return PostDecision{}, false
+	}
+	if end := exec.endPost.Load(); end == nil || !(*end)() {
+		return PostDecision{}, false
+	}
+	return Accept(), true
 }
 
 func checkPre(d PreDecision) error {
@@ -263,7 +294,12 @@ func (c *call) body(ctx context.Context) *Result {
 	if err != nil {
 		return errorResult(err)
 	}
-	r, err := c.success(reg, value)
+	var r *Result
+	if pre, ok := value.(*Prerendered); ok {
+		r, err = c.successRendered(reg, pre.Value, pre)
+	} else {
+		r, err = c.success(reg, value)
+	}
 	if err != nil {
 		return errorResult(err)
 	}
@@ -342,6 +378,24 @@ func (r *Result) withContexts(ms []Message) *Result {
 // success builds a canonical success from a candidate value (§3.4, S1–S7).
 // Its errors are *OutputError.
 func (c *call) success(reg *registration, candidate any) (*Result, error) {
+	return c.successRendered(reg, candidate, nil)
+}
+
+// Prerendered is what a script host's Execute may return when it rendered
+// its value itself, in the same trip into its interpreter as the body: it
+// checked Value against the tool's output schema, and only then called the
+// tool's render, whose blocks or error are Content and Err. The pipeline
+// treats Value as any body's value (snapshot, validation) and, when it is
+// valid, takes Content and Err as what render returned instead of calling
+// it. Go tools have no use for it.
+type Prerendered struct {
+	Value   any
+	Content []Block
+	Err     error
+}
+
+// successRendered is success with render's outcome known (pre not nil).
+func (c *call) successRendered(reg *registration, candidate any, pre *Prerendered) (*Result, error) {
 	def := reg.def
 	fail := func(v string) error { return &OutputError{Tool: def.Name, Violations: []string{v}} }
 	value, err := dsl.Snapshot(candidate)
@@ -352,7 +406,12 @@ func (c *call) success(reg *registration, candidate any) (*Result, error) {
 		return nil, &OutputError{Tool: def.Name, Violations: vs}
 	}
 	args := c.exec.arguments
-	content, err := callRender(def.Output.Render, args, value)
+	var content []Block
+	if pre != nil {
+		content, err = pre.Content, pre.Err
+	} else {
+		content, err = callRender(def.Output.Render, args, value)
+	}
 	if err != nil {
 		return nil, fail("output.render failed: " + errorText(err))
 	}
@@ -486,6 +545,9 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 		return Accept(), nil
 	}
 	it := s.post.iter()
+	end := func() bool { return it.end(exec.agent) }
+	exec.endPost.Store(&end)
+	defer exec.endPost.Store(nil)
 	var next func() (PostDecision, error)
 	next = func() (d PostDecision, err error) {
 		l := it.next(exec.agent)

@@ -25,6 +25,15 @@ type callState struct {
 	controllers []*goja.Object  // signals to abort when the call is cancelled
 	release     []func()        // run when the call settles
 	caller      context.Context // the caller's ctx: signals made later start aborted when it is done
+	cancel      context.CancelCauseFunc
+	rendering   *renderTimeout // a body's prerender under way (see prerender)
+}
+
+// renderTimeout is the deadline of a body's prerender and the value it
+// renders.
+type renderTimeout struct {
+	timedOut *errTimedOut
+	value    any
 }
 
 func (st *callState) done() {
@@ -115,7 +124,7 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 		if timeout > 0 {
 			deadline = time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) })
 		}
-		st.caller = caller
+		st.caller, st.cancel = caller, cancel
 		return run(inst, vm, st)
 	}, abortSignals, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
 		defer st.done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -16,13 +17,18 @@ import (
 func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	pl := i.pool
 	name := def.Name
+	// The body renders its value in the same trip into the interpreter
+	// (engine.Prerendered) when it can check it against the output schema.
+	out, _ := dsl.Compile(def.Output.Schema)
 	def.Execute = func(ctx context.Context, args any, run *engine.Run) (any, error) {
 		if d != nil {
 			if vs := d.params.ValidateArgs(args); vs != nil {
 				return nil, &engine.ArgsError{Violations: vs}
 			}
 		}
-		return pl.invokeBody(key, ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		var state *callState
+		v, err := pl.invokeBody(key, ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			state = st
 			fn, obj, err := i.callback(key, "execute")
 			if err != nil {
 				return nil, err
@@ -44,25 +50,22 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				i.pool.log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", name, err))
 				return nonLossless{}, nil
 			}
-			return g, nil
+			if out == nil || !out.Valid(g) {
+				return g, nil
+			}
+			return i.prerender(vm, state, key, name, args, g)
 		})
+		var to *errTimedOut
+		if err != nil && state != nil && state.rendering != nil && errors.As(err, &to) && to == state.rendering.timedOut {
+			// The body finished; its render did not, as if called apart.
+			return &engine.Prerendered{Value: state.rendering.value, Err: to}, nil
+		}
+		return v, err
 	}
 	lt := pl.host.listenerTimeout()
 	def.Output.Render = func(args, value any) ([]engine.Block, error) {
 		v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.render", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
-			out, _ := i.callbacks[key].Get("output").(*goja.Object)
-			if out == nil {
-				return nil, errors.New("output is gone")
-			}
-			fn, ok := goja.AssertFunction(out.Get("render"))
-			if !ok {
-				return nil, errors.New("output.render is not a function")
-			}
-			a, v, err := i.twoJS(vm, args, value)
-			if err != nil {
-				return nil, err
-			}
-			return fn(out, a, v)
+			return i.callRender(vm, key, args, value)
 		}, convertContent)
 		if err != nil {
 			return nil, err
@@ -219,6 +222,48 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 	}
 	bv, err := toJS(vm, b)
 	return av, bv, err
+}
+
+// callRender calls the tool's output.render(args, value).
+func (i *instance) callRender(vm *goja.Runtime, key int, args, value any) (goja.Value, error) {
+	out, _ := i.callbacks[key].Get("output").(*goja.Object)
+	if out == nil {
+		return nil, errors.New("output is gone")
+	}
+	fn, ok := goja.AssertFunction(out.Get("render"))
+	if !ok {
+		return nil, errors.New("output.render is not a function")
+	}
+	a, v, err := i.twoJS(vm, args, value)
+	if err != nil {
+		return nil, err
+	}
+	return fn(out, a, v)
+}
+
+// prerender renders a body's valid value right away, on the loop, under the
+// listener deadline as a separate render would be: the engine then takes
+// the blocks (engine.Prerendered) instead of asking for them in another trip.
+// A render that throws is render's failure; one cut by its deadline ends the
+// body's run, reported as the render's timeout.
+func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name string, args, value any) (any, error) {
+	lt := i.pool.host.listenerTimeout()
+	if lt > 0 && st != nil && st.cancel != nil {
+		rt := &renderTimeout{timedOut: &errTimedOut{what: fmt.Sprintf("tool %q output.render", name), d: lt}, value: value}
+		st.rendering = rt
+		t := time.AfterFunc(lt, func() { st.cancel(rt.timedOut) })
+		defer t.Stop()
+	}
+	rv, err := i.callRender(vm, key, args, value)
+	if err != nil {
+		var ex *goja.Exception
+		if !errors.As(err, &ex) {
+			return nil, err // interrupted: the loop handles it
+		}
+		return &engine.Prerendered{Value: value, Err: i.thrown(vm, i.loop.Thrown(vm, ex.Value()))}, nil
+	}
+	blocks, _ := convertContent(i, vm, rv)
+	return &engine.Prerendered{Value: value, Content: blocks.([]engine.Block)}, nil
 }
 
 // convertContent reads content blocks a script returned; content that is not

@@ -202,3 +202,21 @@ func TestATopLevelInAnEndlessLoopIsInterruptedAtTheLoadDeadline(t *testing.T) {
 		t.Error("the good plugin did not load")
 	}
 }
+
+func TestARendererThatHangs(t *testing.T) {
+	t.Run("a renderer in an endless loop fails the call as render's timeout and the next call gets a fresh instance", func(t *testing.T) {
+		src := strings.Replace(tool("r", `{type: "string"}`, `return args.spin ? "spin" : "calm"`),
+			`render: (a, v) => [{ type: "text", text: JSON.stringify(v) }]`,
+			`render: (a, v) => { if (v === "spin") { for (;;) { try { while (true) {} } catch (e) {} } } return [{ type: "text", text: v }]; }`, 1)
+		src = strings.Replace(src, "parameters: {}", "parameters: { spin: { type: \"boolean\" } }", 1)
+		e := load(t, map[string]string{"r.js": src})
+		got := e.call(t, "r", args(t, `{"spin":true}`))
+		want := `{"isError":true,"error":{"message":"tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms","info":{"name":"ToolOutputError","code":"INVALID_TOOL_OUTPUT"}},"content":[{"type":"text","text":"Error: tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms"}]}`
+		if got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+		if got := e.call(t, "r", args(t, `{}`)); !strings.Contains(got, `"content":[{"type":"text","text":"calm"}]`) {
+			t.Errorf("the next call: %s", got)
+		}
+	})
+}

@@ -71,8 +71,23 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 // goNext makes the script's next(): a function returning a promise that
 // settles with what the rest of the Go chain decides. The chain runs off the
 // loop, so listeners of the same plugin further down can run meanwhile.
-func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any) (goja.Value, error)) goja.Value {
+//
+// When now is not nil and answers (the engine can tell, without running
+// anything, what the rest of the chain decides), next() returns a promise
+// already settled with that answer instead.
+func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func() (any, bool), work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any) (goja.Value, error)) goja.Value {
 	return vm.ToValue(func(goja.FunctionCall) goja.Value {
+		if now != nil {
+			if v, ok := now(); ok {
+				p, resolve, reject := vm.NewPromise()
+				if r, err := settle(vm, v); err != nil {
+					_ = reject(err)
+				} else {
+					_ = resolve(r)
+				}
+				return vm.ToValue(p)
+			}
+		}
 		c := ctx()
 		return vm.ToValue(i.loop.Go(vm, c, work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 			if err != nil {
@@ -91,7 +106,9 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			if err != nil {
 				return nil, err
 			}
-			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return ctx }, func() (any, bool) {
+				return engine.EndPreChain(exec)
+			}, func(context.Context) (any, error) {
 				d, err := next()
 				return d, err
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
@@ -122,7 +139,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 				return nil, err
 			}
 			live := i.live[e]
-			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, func(c context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, nil, func(c context.Context) (any, error) {
 				return next(c), nil
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
 				rv, err := i.resultJS(vm, v.(*engine.Result))
@@ -163,7 +180,9 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if err != nil {
 				return nil, err
 			}
-			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return ctx }, func() (any, bool) {
+				return engine.EndPostChain(exec)
+			}, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
 				return toJS(vm, postJSON(v.(engine.PostDecision)))
@@ -254,7 +273,7 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 				return nil, err
 			}
 			_ = entry.Set("content", cv)
-			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return ctx }, nil, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
 				return toJS(vm, engine.ContentJSON(v.([]engine.Block)))

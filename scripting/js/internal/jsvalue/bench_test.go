@@ -91,3 +91,14 @@ func BenchmarkToGoSmall(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkToJSSmall(b *testing.B) {
+	e := newEnv(b)
+	x := dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.r.ToJS(x); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
