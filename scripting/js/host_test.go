@@ -72,10 +72,21 @@ func (e *env) call(t *testing.T, name string, args any) string {
 
 func (e *env) callAs(t *testing.T, agent *engine.Agent, name string, args any) string {
 	t.Helper()
+	return e.callWith(t, context.Background(), agent, name, args)
+}
+
+// callCtx is call under ctx.
+func (e *env) callCtx(t *testing.T, ctx context.Context, name string, args any) string {
+	t.Helper()
+	return e.callWith(t, ctx, nil, name, args)
+}
+
+func (e *env) callWith(t *testing.T, ctx context.Context, agent *engine.Agent, name string, args any) string {
+	t.Helper()
 	if args == nil {
 		args = dsl.NewObject()
 	}
-	r := e.svc.Call(context.Background(), engine.Input{CallID: "c1", Name: name, Arguments: args, Agent: agent})
+	r := e.svc.Call(ctx, engine.Input{CallID: "c1", Name: name, Arguments: args, Agent: agent})
 	b, err := dsl.Marshal(r.JSON())
 	if err != nil {
 		t.Fatal(err)

@@ -70,14 +70,22 @@ func (i *instance) hostModule(vm *goja.Runtime, name string) (goja.Value, error)
 	return o, nil
 }
 
-// hostArgs converts a host function's arguments; an AbortSignal in a
-// trailing options object becomes the work's ctx.
+// hostArgs converts a host function's arguments and makes the work's ctx:
+// cancelled when the call the script runs for ends (a body's call is
+// cancelled or settles, a listener returns or times out), and by an
+// AbortSignal in a trailing options object.
 func (i *instance) hostArgs(vm *goja.Runtime, in []goja.Value) ([]any, context.Context, error) {
-	var ctx context.Context
+	// The call on whose behalf the script runs (nil outside any): its end
+	// cancels the work, as does the signal.
+	ctx := i.loop.CallContext()
 	if n := len(in); n > 0 {
 		if o, ok := in[n-1].(*goja.Object); ok {
 			if sig := o.Get("signal"); sig != nil && !goja.IsUndefined(sig) && i.isSignal(sig) {
-				ctx = i.ctxFromSignal(vm, context.Background(), sig)
+				base := ctx
+				if base == nil {
+					base = context.Background()
+				}
+				ctx = i.ctxFromSignal(vm, base, sig)
 				in = append(append([]goja.Value(nil), in[:n-1]...), i.withoutSignal(vm, o))
 			}
 		}

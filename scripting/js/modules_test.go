@@ -27,7 +27,15 @@ var textModule = js.Module{Name: "text", Funcs: map[string]js.AsyncFunc{
 		}
 	},
 	"fail": func(context.Context, []any) (any, error) { return nil, errors.New("plain failure") },
+	"park": func(ctx context.Context, _ []any) (any, error) {
+		parked <- ctx
+		<-ctx.Done()
+		return nil, engine.NewError("Error", "ECANCELED", "park was cancelled")
+	},
 }}
+
+// parked receives the ctx of each park() call of textModule.
+var parked = make(chan context.Context, 16)
 
 // pathModule is a synchronous host module for the test.
 var pathModule = js.Module{Name: "p", Sync: true, Funcs: map[string]js.AsyncFunc{
@@ -65,6 +73,49 @@ func TestHostModules(t *testing.T) {
 		}
 		if time.Since(start) > 2*time.Second {
 			t.Error("the host work was not cancelled")
+		}
+	})
+	t.Run("host work is cancelled with the call it was started for, without a signal", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": tool("p", `{type: "string"}`, `
+			const { park } = require("dsh/text");
+			await new Promise((resolve) => setTimeout(resolve, 1)); // from a timer's continuation too
+			try { return await park(); } catch (e) { return e.code; }`)}, withText)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan string, 1)
+		go func() { done <- e.callCtx(t, ctx, "p", nil) }()
+		var work context.Context
+		select {
+		case work = <-parked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("park was never called")
+		}
+		if work.Err() != nil {
+			t.Fatal("the work started cancelled")
+		}
+		cancel()
+		select {
+		case <-work.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("cancelling the call did not cancel its host work")
+		}
+		if got := <-done; !strings.Contains(got, "aborted") {
+			t.Errorf("got %s", got)
+		}
+	})
+	t.Run("host work a listener started is cancelled when the listener returns", func(t *testing.T) {
+		e := load(t, map[string]string{
+			"t.js": tool("t", `{type: "string"}`, `return "ran"`),
+			"l.js": `const { park } = require("dsh/text");
+				require("dsh").on("tools/pre-execute", (exec, next) => { park().catch(() => {}); return next(); });`,
+		}, withText)
+		if got := e.call(t, "t", nil); !strings.Contains(got, `"value":"ran"`) {
+			t.Fatalf("got %s", got)
+		}
+		work := <-parked
+		select {
+		case <-work.Done():
+		case <-time.After(5 * time.Second):
+			t.Fatal("the listener's leftover host work was not cancelled")
 		}
 	})
 	t.Run("a rejected host call is a thrown error in the script", func(t *testing.T) {

@@ -25,12 +25,13 @@ import (
 func (l *Loop) Go(vm *goja.Runtime, ctx context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any, err error) (goja.Value, error)) *goja.Promise {
 	p, resolve, reject := vm.NewPromise()
 	wctx, release := l.workContext(ctx)
+	owner := l.owner
 	l.workers.Add(1)
 	go func() {
 		defer l.workers.Done()
 		v, err := runWork(wctx, work)
 		release()
-		l.post(item{fn: func() { l.settleGo(resolve, reject, settle, v, err) }})
+		l.post(item{fn: func() { l.settleGo(resolve, reject, settle, v, err) }, owner: owner})
 	}()
 	return p
 }

@@ -95,6 +95,11 @@ type Loop struct {
 	curRun  *run
 	curDone *run
 
+	// owner is the Run on whose behalf script code runs now (see
+	// CallContext): the Run whose job, settlement, host work or timer led to
+	// the current entry, or nil.
+	owner *run
+
 	active   map[*run]struct{} // started and not finished
 	awaiting map[int64]*run    // waiting for their promise, by attach id
 	awaitSeq int64
@@ -137,8 +142,9 @@ type run struct {
 }
 
 type item struct {
-	run *run   // start this Run, or
-	fn  func() // run this job
+	run   *run   // start this Run, or
+	fn    func() // run this job
+	owner *run   // on behalf of this Run (fn only), or nil
 }
 
 // New starts a loop, runs Setup on it and returns once the loop is ready.
@@ -539,12 +545,13 @@ func (l *Loop) serve() {
 			}
 			it := items[i]
 			if it.run != nil {
-				l.curRun = it.run
+				l.curRun, l.owner = it.run, it.run
 			} else {
-				l.cur = it.fn
+				l.cur, l.owner = it.fn, it.owner
 			}
 			l.enter()
 			l.afterEnter()
+			l.owner = nil
 		}
 		clear(items)
 		l.spare = items[:0]
@@ -573,7 +580,7 @@ func (l *Loop) serve() {
 func (l *Loop) enter() {
 	defer func() {
 		if x := recover(); x != nil {
-			l.cur, l.curRun, l.curDone = nil, nil, nil
+			l.cur, l.curRun, l.curDone, l.owner = nil, nil, nil, nil
 			l.stop(fmt.Errorf("%w: %w", ErrBroken, &PanicError{Value: x, Stack: debug.Stack()}), true)
 		}
 	}()
@@ -603,7 +610,7 @@ func (l *Loop) entryFailed(err error) {
 func (l *Loop) afterEnter() {
 	for !l.stopped.Load() {
 		if len(l.ready) > 0 {
-			l.curDone = l.ready[0]
+			l.curDone, l.owner = l.ready[0], l.ready[0]
 			n := copy(l.ready, l.ready[1:])
 			l.ready[n] = nil
 			l.ready = l.ready[:n]
@@ -691,6 +698,20 @@ func promiseOf(v goja.Value) *goja.Promise {
 	}
 	p, _ := obj.Export().(*goja.Promise)
 	return p
+}
+
+// CallContext returns the context of the Run on whose behalf script code
+// runs now: the Run whose job is running, whose settlement is being
+// delivered, or which started the host work (Go) or set the timer whose
+// outcome is being run, as long as that Run has not finished; otherwise
+// nil. Promise jobs drained in an entry count for the entry's Run. Call it
+// on the loop, from a Go function the script called: a host function uses
+// it to tie its work to the call that asked for it.
+func (l *Loop) CallContext() context.Context {
+	if r := l.owner; r != nil && !r.finished {
+		return r.ctx
+	}
+	return nil
 }
 
 func (l *Loop) finishSettled(r *run) {
@@ -799,7 +820,7 @@ func (l *Loop) exit() {
 	clear(l.active)
 	clear(l.awaiting)
 	l.ready = nil
-	l.cur, l.curRun, l.curDone = nil, nil, nil
+	l.cur, l.curRun, l.curDone, l.owner = nil, nil, nil, nil
 	l.dropTimers()
 	l.cancel()
 	close(l.done)

@@ -18,7 +18,8 @@ type timer struct {
 	due   time.Time
 	fn    goja.Callable
 	args  []goja.Value
-	index int // in the heap
+	index int  // in the heap
+	owner *run // the Run that set it (see Loop.CallContext)
 }
 
 // timerHeap orders timers by due time, then id (creation order).
@@ -68,7 +69,7 @@ func (l *Loop) installTimers() error {
 			args = append([]goja.Value(nil), call.Arguments[2:]...)
 		}
 		l.timerN++
-		t := &timer{id: l.timerN, due: time.Now().Add(d), fn: cb, args: args}
+		t := &timer{id: l.timerN, due: time.Now().Add(d), fn: cb, args: args, owner: l.owner}
 		heap.Push(&l.timers, t)
 		l.byID[t.id] = t
 		if l.timers[0] == t {
@@ -147,9 +148,11 @@ func (l *Loop) runTimers() {
 		}
 		heap.Pop(&l.timers)
 		delete(l.byID, t.id)
-		l.cur = func() { l.fire(t) }
+		l.cur, l.owner = func() { l.fire(t) }, t.owner
+		t.owner = nil
 		l.enter()
 		l.afterEnter()
+		l.owner = nil
 	}
 	if !l.stopped.Load() {
 		l.armTimer()
