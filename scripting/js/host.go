@@ -79,14 +79,20 @@ func (h *Host) grace() time.Duration {
 // calls dsh.instances(N)) gets N-1 more instances, each replaying the top
 // level, for CPU-parallel concurrency-safe tools.
 func (h *Host) Load(ctx context.Context, p *scripting.Plugin, src scripting.Source) error {
+	_, err := h.load(ctx, p, src)
+	return err
+}
+
+// load is Load, returning the plugin's pool.
+func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Source) (*pool, error) {
 	out, err := tsbuild.Transform(src.Rel, src.Code)
 	if err != nil {
-		return asDiagnostic(src.Rel, err)
+		return nil, asDiagnostic(src.Rel, err)
 	}
 	pl := &pool{host: h, plugin: p, src: src, main: out, log: h.logger().With("plugin", src.Rel)}
 	first, err := pl.newInstance(ctx, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	pl.effects = first.seq
 	pl.slots = []*instance{first}
@@ -94,12 +100,12 @@ func (h *Host) Load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 		inst, err := pl.replayInstance(ctx)
 		if err != nil {
 			pl.close()
-			return &scripting.Diagnostic{File: src.Rel, Message: fmt.Sprintf("instance %d of %d: %v", n+1, first.wantInstances, err), Err: err}
+			return nil, &scripting.Diagnostic{File: src.Rel, Message: fmt.Sprintf("instance %d of %d: %v", n+1, first.wantInstances, err), Err: err}
 		}
 		pl.slots = append(pl.slots, inst)
 	}
 	p.OnClose(pl.close)
-	return nil
+	return pl, nil
 }
 
 // MaxInstances bounds a plugin's instances.
@@ -137,6 +143,13 @@ func (pl *pool) pin(inst *instance) int {
 	pl.nextPin++
 	pl.pins[k] = inst
 	return k
+}
+
+// unpin forgets a dynamic key's instance.
+func (pl *pool) unpin(k int) {
+	pl.mu.Lock()
+	delete(pl.pins, k)
+	pl.mu.Unlock()
 }
 
 // instanceFor picks the instance for a callback key: the pinned one for a
@@ -224,7 +237,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		return nil, fmt.Errorf("dsh prelude: %w", err)
 	}
 	inst := &instance{pool: pl, replay: replay, callbacks: map[int]*goja.Object{}, modules: map[string]*goja.Object{},
-		tokens: map[weak.Pointer[engine.Token]]*goja.Object{}, defined: map[*goja.Object]*defined{}}
+		tokens: map[weak.Pointer[engine.Token]]*goja.Object{}, defined: map[weak.Pointer[goja.Object]]*defined{}}
 	inst.loop, err = eventloop.New(eventloop.Options{
 		Grace: pl.host.grace(),
 		Setup: func(vm *goja.Runtime) error {
@@ -270,8 +283,9 @@ type instance struct {
 	modules   map[string]*goja.Object // module cache by resolved path
 	tokensMu  sync.Mutex              // the cleanups of dropped tokens run on other goroutines
 	tokens    map[weak.Pointer[engine.Token]]*goja.Object
-	defined   map[*goja.Object]*defined // defineTool results
-	dsh       *goja.Object              // the dsh module
+	defined   map[weak.Pointer[goja.Object]]*defined // defineTool results, forgotten with them (loop-owned)
+	swept     int                                    // len(defined) after its last sweep
+	dsh       *goja.Object                           // the dsh module
 	live      map[*goja.Object]*liveExec
 	hostMods  map[string]goja.Value
 	outputs   []*tsbuild.Output // of every module run, for stack traces

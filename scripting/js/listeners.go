@@ -63,9 +63,10 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 		throw(vm, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", event))
 	}
 	if err != nil {
+		i.forget(key)
 		throw(vm, err)
 	}
-	return disposer(vm, d)
+	return i.effectDisposer(vm, d, key)
 }
 
 // goNext makes the script's next(): a function returning a promise that

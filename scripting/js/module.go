@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"weak"
 
 	"github.com/dop251/goja"
 
@@ -178,6 +179,30 @@ func disposer(vm *goja.Runtime, d engine.Disposer) goja.Value {
 	})
 }
 
+// effectDisposer is disposer for an effect whose callbacks are stored under
+// keys: an effect made after the top level (a dynamic key, see key) has its
+// callbacks forgotten when disposed, so registering and disposing from calls
+// does not grow the instance. Top-level keys stay: replays count on them.
+func (i *instance) effectDisposer(vm *goja.Runtime, d engine.Disposer, keys ...int) goja.Value {
+	return vm.ToValue(func(goja.FunctionCall) goja.Value {
+		if d != nil {
+			d()
+		}
+		i.forget(keys...)
+		return goja.Undefined()
+	})
+}
+
+// forget drops the dynamic keys' callbacks and pins.
+func (i *instance) forget(keys ...int) {
+	for _, k := range keys {
+		if k >= firstDynamicKey {
+			delete(i.callbacks, k)
+			i.pool.unpin(k)
+		}
+	}
+}
+
 // toolsObject builds `tools` (agent nil) or the view tools.scope(id) returns.
 func (i *instance) toolsObject(vm *goja.Runtime, agent *engine.Agent) *goja.Object {
 	t := vm.NewObject()
@@ -206,6 +231,24 @@ func (i *instance) toolsObject(vm *goja.Runtime, agent *engine.Agent) *goja.Obje
 type defined struct {
 	params *dsl.Schema
 }
+
+// setDefined remembers what defineTool compiled for the definition object
+// def, without keeping def alive: entries of collected objects are swept as
+// the map grows.
+func (i *instance) setDefined(def *goja.Object, d *defined) {
+	if len(i.defined) >= 2*i.swept+64 {
+		for k := range i.defined {
+			if k.Value() == nil {
+				delete(i.defined, k)
+			}
+		}
+		i.swept = len(i.defined)
+	}
+	i.defined[weak.Make(def)] = d
+}
+
+// definedOf is what defineTool compiled for def, or nil.
+func (i *instance) definedOf(def *goja.Object) *defined { return i.defined[weak.Make(def)] }
 
 // defineTool is the design's defineTool (§4.7) for scripts.
 func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
@@ -273,7 +316,7 @@ func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
 			_ = def.Set(k, v)
 		}
 	}
-	i.defined[def] = &defined{params: compiled}
+	i.setDefined(def, &defined{params: compiled})
 	return def
 }
 
@@ -295,11 +338,13 @@ func (i *instance) register(vm *goja.Runtime, agent *engine.Agent, call goja.Fun
 		throw(vm, err)
 	}
 	key := i.key(obj)
-	i.bindDefinition(def, key, i.defined[obj])
+	i.bindDefinition(def, key, i.definedOf(obj))
+	keys := []int{key}
 	var opts []engine.RegisterOption
 	if o, ok := call.Argument(1).(*goja.Object); ok {
 		if w, ok := goja.AssertFunction(o.Get("when")); ok && w != nil {
 			wkey := i.key(o.Get("when").ToObject(vm))
+			keys = append(keys, wkey)
 			opts = append(opts, engine.When(i.pool.whenFunc(wkey)))
 		}
 	}
@@ -308,9 +353,10 @@ func (i *instance) register(vm *goja.Runtime, agent *engine.Agent, call goja.Fun
 	}
 	d, err := i.pool.plugin.Register(i.site(vm), agent, def, opts...)
 	if err != nil {
+		i.forget(keys...)
 		throw(vm, err)
 	}
-	return disposer(vm, d)
+	return i.effectDisposer(vm, d, keys...)
 }
 
 // definition reads a definition object's data into an engine definition
@@ -385,9 +431,10 @@ func (i *instance) guard(vm *goja.Runtime, agent *engine.Agent, call goja.Functi
 	}
 	d, err := i.pool.plugin.Guard(i.site(vm), agent, i.pool.guardFunc(key))
 	if err != nil {
+		i.forget(key)
 		throw(vm, err)
 	}
-	return disposer(vm, d)
+	return i.effectDisposer(vm, d, key)
 }
 
 // restrict is tools.restrict({allow, deny}).
