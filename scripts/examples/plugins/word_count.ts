@@ -18,7 +18,7 @@ tools.register(defineTool({
     schema: {
       type: "object",
       additionalProperties: false,
-      properties: { words: { type: "integer" } },
+      properties: { words: { type: "integer", required: true } },
     },
     render: (_args: Args, value: { words: number }) => [{ type: "text", text: `${value.words} words` }],
   },
