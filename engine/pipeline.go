@@ -388,10 +388,17 @@ func (c *call) success(reg *registration, candidate any) (*Result, error) {
 // treats Value as any body's value (snapshot, validation) and, when it is
 // valid, takes Content and Err as what render returned instead of calling
 // it. Go tools have no use for it.
+//
+// A host that also computed the tool's presentationMeta in that trip sets
+// HasMeta, with its value or error in Meta and MetaErr.
 type Prerendered struct {
 	Value   any
 	Content []Block
 	Err     error
+
+	HasMeta bool
+	Meta    any
+	MetaErr error
 }
 
 // successRendered is success with render's outcome known (pre not nil).
@@ -420,7 +427,12 @@ func (c *call) successRendered(reg *registration, candidate any, pre *Prerendere
 	}
 	r := &Result{Value: value, Content: content, canonical: c.exec.token}
 	if def.Output.PresentationMeta != nil {
-		meta, err := callMeta(def.Output.PresentationMeta, args, value)
+		var meta any
+		if pre != nil && pre.HasMeta {
+			meta, err = pre.Meta, pre.MetaErr
+		} else {
+			meta, err = callMeta(def.Output.PresentationMeta, args, value)
+		}
 		if err != nil {
 			return nil, fail("output.presentationMeta failed: " + errorText(err))
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -29,11 +30,12 @@ type callState struct {
 	rendering   *renderTimeout // a body's prerender under way (see prerender)
 }
 
-// renderTimeout is the deadline of a body's prerender and the value it
-// renders.
+// renderTimeout is the deadline of a body's prerender (see prerender), what
+// it made so far, and whether it got to presentationMeta.
 type renderTimeout struct {
-	timedOut *errTimedOut
-	value    any
+	render, meta *errTimedOut                // the deadline's error for each
+	cur          atomic.Pointer[errTimedOut] // the one running
+	pre          *engine.Prerendered
 }
 
 func (st *callState) done() {

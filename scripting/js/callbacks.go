@@ -56,9 +56,13 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			return i.prerender(vm, state, key, name, args, g)
 		})
 		var to *errTimedOut
-		if err != nil && state != nil && state.rendering != nil && errors.As(err, &to) && to == state.rendering.timedOut {
-			// The body finished; its render did not, as if called apart.
-			return &engine.Prerendered{Value: state.rendering.value, Err: to}, nil
+		if rt := stateRendering(state); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
+			// The body finished; its render or presentationMeta did not,
+			// reported as if called apart.
+			if to == rt.meta {
+				return &engine.Prerendered{Value: rt.pre.Value, Content: rt.pre.Content, HasMeta: true, MetaErr: to}, nil
+			}
+			return &engine.Prerendered{Value: rt.pre.Value, Err: to}, nil
 		}
 		return v, err
 	}
@@ -76,23 +80,8 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		if _, ok := goja.AssertFunction(out.Get("presentationMeta")); ok {
 			def.Output.PresentationMeta = func(args, value any) (any, error) {
 				return pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.presentationMeta", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
-					out, _ := i.callbacks[key].Get("output").(*goja.Object)
-					fn, ok := goja.AssertFunction(out.Get("presentationMeta"))
-					if !ok {
-						return nil, errors.New("output.presentationMeta is not a function")
-					}
-					a, v, err := i.twoJS(vm, args, value)
-					if err != nil {
-						return nil, err
-					}
-					return fn(out, a, v)
-				}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
-					g, err := toGo(vm, v, "meta")
-					if err != nil {
-						return nonLossless{}, nil // reported as non-lossless metadata
-					}
-					return g, nil
-				})
+					return i.callMeta(vm, key, args, value)
+				}, convertMeta)
 			}
 		}
 	}
@@ -224,6 +213,13 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 	return av, bv, err
 }
 
+func stateRendering(st *callState) *renderTimeout {
+	if st == nil {
+		return nil
+	}
+	return st.rendering
+}
+
 // callRender calls the tool's output.render(args, value).
 func (i *instance) callRender(vm *goja.Runtime, key int, args, value any) (goja.Value, error) {
 	out, _ := i.callbacks[key].Get("output").(*goja.Object)
@@ -241,6 +237,32 @@ func (i *instance) callRender(vm *goja.Runtime, key int, args, value any) (goja.
 	return fn(out, a, v)
 }
 
+// callMeta calls the tool's output.presentationMeta(args, value).
+func (i *instance) callMeta(vm *goja.Runtime, key int, args, value any) (goja.Value, error) {
+	out, _ := i.callbacks[key].Get("output").(*goja.Object)
+	if out == nil {
+		return nil, errors.New("output is gone")
+	}
+	fn, ok := goja.AssertFunction(out.Get("presentationMeta"))
+	if !ok {
+		return nil, errors.New("output.presentationMeta is not a function")
+	}
+	a, v, err := i.twoJS(vm, args, value)
+	if err != nil {
+		return nil, err
+	}
+	return fn(out, a, v)
+}
+
+// convertMeta reads the metadata a script returned.
+func convertMeta(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+	g, err := toGo(vm, v, "meta")
+	if err != nil {
+		return nonLossless{}, nil // reported as non-lossless metadata
+	}
+	return g, nil
+}
+
 // prerender renders a body's valid value right away, on the loop, under the
 // listener deadline as a separate render would be: the engine then takes
 // the blocks (engine.Prerendered) instead of asking for them in another trip.
@@ -248,22 +270,58 @@ func (i *instance) callRender(vm *goja.Runtime, key int, args, value any) (goja.
 // body's run, reported as the render's timeout.
 func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name string, args, value any) (any, error) {
 	lt := i.pool.host.listenerTimeout()
+	pre := &engine.Prerendered{Value: value}
+	rt := &renderTimeout{pre: pre,
+		render: &errTimedOut{what: fmt.Sprintf("tool %q output.render", name), d: lt},
+		meta:   &errTimedOut{what: fmt.Sprintf("tool %q output.presentationMeta", name), d: lt}}
+	rt.cur.Store(rt.render)
 	if lt > 0 && st != nil && st.cancel != nil {
-		rt := &renderTimeout{timedOut: &errTimedOut{what: fmt.Sprintf("tool %q output.render", name), d: lt}, value: value}
 		st.rendering = rt
-		t := time.AfterFunc(lt, func() { st.cancel(rt.timedOut) })
+		t := time.AfterFunc(lt, func() { st.cancel(rt.cur.Load()) })
 		defer t.Stop()
 	}
-	rv, err := i.callRender(vm, key, args, value)
-	if err != nil {
+	// thrown turns a callback's exception into its failure; an interrupt
+	// is returned as is, for the loop.
+	thrown := func(err error) (error, error) {
 		var ex *goja.Exception
 		if !errors.As(err, &ex) {
-			return nil, err // interrupted: the loop handles it
+			return nil, err
 		}
-		return &engine.Prerendered{Value: value, Err: i.thrown(vm, i.loop.Thrown(vm, ex.Value()))}, nil
+		return i.thrown(vm, i.loop.Thrown(vm, ex.Value())), nil
+	}
+	// Once a deadline cut a callback, the caller owns pre: the loop
+	// writes nothing more to it (see the timeout case in Execute).
+	rv, err := i.callRender(vm, key, args, value)
+	if err != nil {
+		failure, interrupted := thrown(err)
+		if interrupted != nil {
+			return nil, interrupted
+		}
+		pre.Err = failure
+		return pre, nil // the pipeline stops at a failed render
 	}
 	blocks, _ := convertContent(i, vm, rv)
-	return &engine.Prerendered{Value: value, Content: blocks.([]engine.Block)}, nil
+	pre.Content = blocks.([]engine.Block)
+	out, _ := i.callbacks[key].Get("output").(*goja.Object)
+	if out == nil {
+		return pre, nil
+	}
+	if _, ok := goja.AssertFunction(out.Get("presentationMeta")); !ok {
+		return pre, nil
+	}
+	pre.HasMeta = true
+	rt.cur.Store(rt.meta) // the rest of the same deadline
+	mv, err := i.callMeta(vm, key, args, value)
+	if err != nil {
+		failure, interrupted := thrown(err)
+		if interrupted != nil {
+			return nil, interrupted
+		}
+		pre.MetaErr = failure
+		return pre, nil
+	}
+	pre.Meta, _ = convertMeta(i, vm, mv)
+	return pre, nil
 }
 
 // convertContent reads content blocks a script returned; content that is not

@@ -220,3 +220,18 @@ func TestARendererThatHangs(t *testing.T) {
 		}
 	})
 }
+
+func TestAPresentationMetaThatHangs(t *testing.T) {
+	src := strings.Replace(tool("m", `{type: "string"}`, `return args.spin ? "spin" : "calm"`),
+		`render: (a, v) => [{ type: "text", text: JSON.stringify(v) }]`,
+		`render: (a, v) => [{ type: "text", text: v }], presentationMeta: (a, v) => { while (v === "spin") {} return { v }; }`, 1)
+	src = strings.Replace(src, "parameters: {}", "parameters: { spin: { type: \"boolean\" } }", 1)
+	e := load(t, map[string]string{"m.js": src})
+	got := e.call(t, "m", args(t, `{"spin":true}`))
+	if want := `output.presentationMeta failed: tool \"m\" output.presentationMeta timed out after 1000ms`; !strings.Contains(got, want) {
+		t.Errorf("got  %s\nwant it to contain %s", got, want)
+	}
+	if got := e.call(t, "m", args(t, `{}`)); !strings.Contains(got, `"meta":{"v":"calm"}`) {
+		t.Errorf("the next call: %s", got)
+	}
+}
