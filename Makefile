@@ -16,7 +16,7 @@ BIN := bin
 DSH := $(abspath $(BIN)/dsh)
 EXAMPLES := scripts/examples/schemas
 
-.PHONY: test demo bench fuzz lint build
+.PHONY: test demo demo-schema bench fuzz lint build
 
 ## test: go vet, then every test with the race detector.
 test:
@@ -45,8 +45,21 @@ DEMO_SH = step() { \
 }; \
 show() { printf '$$ cat %s\n' "$$1"; cat $(EXAMPLES)/$$1; };
 
-## demo: what dsh does today, step by step, on the example schemas.
+## demo: a model's tool calls (scripts/examples/demo.calls.json) through the
+## example plugins, in a fresh temporary workspace: the cards, the session
+## log and its replay (which must draw the same cards).
 demo: build
+	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir "$$tmp/ws"; \
+	flags=(--scripts scripts/examples/plugins --workspace "$$tmp/ws"); \
+	echo '$$ dsh --scripts scripts/examples/plugins --workspace $$WS --approve allow --log session.jsonl run scripts/examples/demo.calls.json'; \
+	$(DSH) "$${flags[@]}" --approve allow --log "$$tmp/session.jsonl" run scripts/examples/demo.calls.json | tee "$$tmp/live.txt"; \
+	echo; echo "session.jsonl: $$(wc -l <"$$tmp/session.jsonl") events, a tool/call and a tool/result per call; the first two:"; \
+	cut -c 1-100 "$$tmp/session.jsonl" | head -n 2 | sed 's/$$/…/'; \
+	$(DSH) "$${flags[@]}" replay "$$tmp/session.jsonl" 2>/dev/null | cmp -s - "$$tmp/live.txt"; \
+	echo '$$ dsh replay session.jsonl    # draws the same cards (checked)'
+
+## demo-schema: the schema commands, step by step, on the example schemas.
+demo-schema: build
 	@echo "dsh demo: the schema commands on the example tool schemas in $(EXAMPLES)/"
 	@echo "(commands run in that directory; exit status 0 = clean, 1 = violations, 2 = trouble)"
 	@echo

@@ -36,13 +36,14 @@ type Plugin struct {
 	file   string // the path diagnostics name
 	agents func(id string) *engine.Agent
 
-	mu       sync.Mutex
-	st       state
-	pending  []*effect
-	scopes   map[*engine.Agent]*engine.Scope // the plugin's registration contexts
-	onClose  []func()
-	inflight int
-	drained  chan struct{} // closed when inflight drops to zero while disposing
+	mu        sync.Mutex
+	st        state
+	pending   []*effect
+	committed []Effect                        // what Commit applied, for Effects
+	scopes    map[*engine.Agent]*engine.Scope // the plugin's registration contexts
+	onClose   []func()
+	inflight  int
+	drained   chan struct{} // closed when inflight drops to zero while disposing
 }
 
 // NewPlugin returns a plugin in its loading state; file names it in
@@ -64,13 +65,43 @@ func (p *Plugin) File() string { return p.file }
 // Service returns the engine the plugin's effects go to.
 func (p *Plugin) Service() *engine.Service { return p.svc }
 
+// Effect describes one effect a plugin's top level made.
+type Effect struct {
+	// Kind is "tool", "restriction", "guard", or the event a listener
+	// is for ("tools/pre-execute", "tools/execute", "tools/post-execute",
+	// "tools/result", "tools/change", "tools/ptc-dispatch-log").
+	Kind  string
+	Name  string        // the tool's name, for a tool
+	Agent *engine.Agent // the scope it was made in; nil for the global layer
+	Site  Site
+}
+
+// Effects lists the effects the plugin's top level made, in order (those
+// disposed before the commit left out). Effects made later, by its calls,
+// are not listed.
+func (p *Plugin) Effects() []Effect {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.st != loading {
+		return append([]Effect(nil), p.committed...)
+	}
+	out := make([]Effect, 0, len(p.pending))
+	for _, e := range p.pending {
+		if !e.dropped {
+			out = append(out, Effect{Kind: e.kind, Name: e.name, Agent: e.agent, Site: e.site})
+		}
+	}
+	return out
+}
+
 // effect is one recorded registration, applied at commit.
 type effect struct {
-	site    Site
-	agent   *engine.Agent
-	apply   func(s *engine.Scope) (engine.Disposer, error)
-	dispose engine.Disposer // once applied
-	dropped bool            // disposed before commit
+	kind, name string
+	site       Site
+	agent      *engine.Agent
+	apply      func(s *engine.Scope) (engine.Disposer, error)
+	dispose    engine.Disposer // once applied
+	dropped    bool            // disposed before commit
 }
 
 // scope returns the plugin's registration context for agent. Callers hold p.mu.
@@ -84,7 +115,7 @@ func (p *Plugin) scope(agent *engine.Agent) *engine.Scope {
 }
 
 // do records an effect while loading, or applies it while live.
-func (p *Plugin) do(site Site, agent *engine.Agent, apply func(s *engine.Scope) (engine.Disposer, error)) (engine.Disposer, error) {
+func (p *Plugin) do(kind, name string, site Site, agent *engine.Agent, apply func(s *engine.Scope) (engine.Disposer, error)) (engine.Disposer, error) {
 	p.mu.Lock()
 	switch p.st {
 	case disposed:
@@ -95,7 +126,7 @@ func (p *Plugin) do(site Site, agent *engine.Agent, apply func(s *engine.Scope) 
 		p.mu.Unlock()
 		return apply(s)
 	}
-	e := &effect{site: site, agent: agent, apply: apply}
+	e := &effect{kind: kind, name: name, site: site, agent: agent, apply: apply}
 	p.pending = append(p.pending, e)
 	p.mu.Unlock()
 	return func() {
@@ -116,7 +147,7 @@ func (p *Plugin) Register(site Site, agent *engine.Agent, def *engine.Definition
 	if err := engine.ValidateDefinition(def); err != nil {
 		return nil, err
 	}
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Register(def, opts...) })
+	return p.do("tool", def.Name, site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Register(def, opts...) })
 }
 
 // Restrict filters what agent's scope inherits.
@@ -125,7 +156,7 @@ func (p *Plugin) Restrict(site Site, agent *engine.Agent, f engine.Filter) (engi
 		return nil, err
 	}
 	f = engine.Filter{Allow: cloneNames(f.Allow), Deny: cloneNames(f.Deny)}
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Restrict(f) })
+	return p.do("restriction", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Restrict(f) })
 }
 
 func cloneNames(n []string) []string {
@@ -137,37 +168,37 @@ func cloneNames(n []string) []string {
 
 // Guard adds a deny-only guard to agent's layer.
 func (p *Plugin) Guard(site Site, agent *engine.Agent, fn engine.GuardFunc) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Guard(fn), nil })
+	return p.do("guard", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Guard(fn), nil })
 }
 
 // OnPreExecute adds a tools/pre-execute listener for agent's calls (nil: all).
 func (p *Plugin) OnPreExecute(site Site, agent *engine.Agent, fn engine.PreExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPreExecute(fn, opts...), nil })
+	return p.do("tools/pre-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPreExecute(fn, opts...), nil })
 }
 
 // OnExecute adds a tools/execute wrapper.
 func (p *Plugin) OnExecute(site Site, agent *engine.Agent, fn engine.ExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnExecute(fn, opts...), nil })
+	return p.do("tools/execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnExecute(fn, opts...), nil })
 }
 
 // OnPostExecute adds a tools/post-execute listener.
 func (p *Plugin) OnPostExecute(site Site, agent *engine.Agent, fn engine.PostExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPostExecute(fn, opts...), nil })
+	return p.do("tools/post-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPostExecute(fn, opts...), nil })
 }
 
 // OnResult adds a tools/result observer.
 func (p *Plugin) OnResult(site Site, agent *engine.Agent, fn engine.ResultObserver, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnResult(fn, opts...), nil })
+	return p.do("tools/result", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnResult(fn, opts...), nil })
 }
 
 // OnChange adds a tools/change listener.
 func (p *Plugin) OnChange(site Site, fn engine.ChangeObserver) (engine.Disposer, error) {
-	return p.do(site, nil, func(s *engine.Scope) (engine.Disposer, error) { return s.OnChange(fn), nil })
+	return p.do("tools/change", "", site, nil, func(s *engine.Scope) (engine.Disposer, error) { return s.OnChange(fn), nil })
 }
 
 // OnDispatchLog adds a tools/ptc-dispatch-log listener.
 func (p *Plugin) OnDispatchLog(site Site, agent *engine.Agent, fn engine.DispatchLogFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do(site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnDispatchLog(fn, opts...), nil })
+	return p.do("tools/ptc-dispatch-log", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnDispatchLog(fn, opts...), nil })
 }
 
 // OnClose registers cleanup that runs when the plugin is disposed, after its
@@ -215,6 +246,11 @@ func (p *Plugin) Commit() error {
 	}
 	p.mu.Lock()
 	p.st = live
+	for _, e := range pending {
+		if !e.dropped {
+			p.committed = append(p.committed, Effect{Kind: e.kind, Name: e.name, Agent: e.agent, Site: e.site})
+		}
+	}
 	p.mu.Unlock()
 	return nil
 }

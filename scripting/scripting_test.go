@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -302,5 +303,50 @@ func TestAgentsReturnsOneAgentPerIDWithItsParentChain(t *testing.T) {
 	c := a.Agent("child")
 	if c != a.Agent("child") || c.Parent() == nil || c.Parent().ID() != "parent" || c.Parent().Parent() != nil {
 		t.Errorf("child %v parent %v", c.ID(), c.Parent())
+	}
+}
+
+func TestEffectsListWhatTheTopLevelMade(t *testing.T) {
+	svc := engine.New()
+	p := scripting.NewPlugin(svc, "x.plug", nil)
+	agent := engine.NewAgent("a", nil)
+	mustDo := func(_ engine.Disposer, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustDo(p.Register(scripting.Site{Line: 1}, nil, echo("t1")))
+	mustDo(p.Guard(scripting.Site{Line: 2}, agent, func(context.Context, *engine.Execution) (string, error) { return "", nil }))
+	mustDo(p.OnPreExecute(scripting.Site{Line: 3}, nil, func(_ context.Context, _ *engine.Execution, next func() (engine.PreDecision, error)) (engine.PreDecision, error) {
+		return next()
+	}))
+	gone, err := p.Register(scripting.Site{Line: 4}, nil, echo("gone"))
+	mustDo(gone, err)
+	gone()
+	describe := func() string {
+		var out []string
+		for _, e := range p.Effects() {
+			s := fmt.Sprintf("%d:%s", e.Site.Line, e.Kind)
+			if e.Name != "" {
+				s += " " + e.Name
+			}
+			if e.Agent != nil {
+				s += " @" + e.Agent.ID()
+			}
+			out = append(out, s)
+		}
+		return strings.Join(out, ", ")
+	}
+	want := "1:tool t1, 2:guard @a, 3:tools/pre-execute"
+	if got := describe(); got != want {
+		t.Errorf("while loading: %s\nwant %s", got, want)
+	}
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mustDo(p.Register(scripting.Site{Line: 9}, nil, echo("later")))
+	if got := describe(); got != want {
+		t.Errorf("once live: %s\nwant %s", got, want)
 	}
 }

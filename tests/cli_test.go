@@ -4,12 +4,17 @@
 package tests
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -23,11 +28,30 @@ func TestMain(m *testing.M) {
 }
 
 // TestCLI runs testdata/script/*.txtar. Besides the standard commands,
-// scripts have "exits CODE PROG [ARGS...]", which runs PROG like exec and
-// requires its exit status to be exactly CODE, and $EXAMPLES, the
-// directory of the example schemas the demo uses.
+// scripts have
+//
+//   - "exits CODE PROG [ARGS...]", which runs PROG like exec and requires
+//     its exit status to be exactly CODE;
+//   - "events LOG", which prints a session log one event a line, without
+//     its times: "<id> <type> <callId> <name|outcome> [<code>] [cites <id>]";
+//   - "waitfor FILE", which waits (at most a minute) until FILE exists;
+//   - "pty [-stdout] CODE ANSWERS PROG [ARGS...]", which runs PROG with its
+//     standard input (and with -stdout its standard output) on a
+//     pseudo-terminal, types the content of the file ANSWERS into it, and
+//     requires exit status CODE (Linux only: guard scripts with [linux]);
+//
+// and the variables $EXAMPLES, the directory of the example schemas the
+// demo uses, $PLUGINS, the example plugins, and $DEMO, the demo's calls.
 func TestCLI(t *testing.T) {
 	examples, err := filepath.Abs(filepath.Join("..", "scripts", "examples", "schemas"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins, err := filepath.Abs(filepath.Join("..", "scripts", "examples", "plugins"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := filepath.Abs(filepath.Join("..", "scripts", "examples", "demo.calls.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +62,16 @@ func TestCLI(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("EXAMPLES", examples)
+			env.Setenv("PLUGINS", plugins)
+			env.Setenv("DEMO", demo)
+			env.Setenv("NO_COLOR", "")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":   cmdExits,
+			"events":  cmdEvents,
+			"waitfor": cmdWaitfor,
+			"pty":     cmdPty,
 		},
 	})
 }
@@ -70,3 +100,100 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
 }
+
+// cmdEvents implements "events LOG".
+func cmdEvents(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: events LOG")
+	}
+	f, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var e struct {
+			ID, Type, Agent, Time string
+			CallID                string `json:"callId"`
+			Name                  string
+			IsError               *bool `json:"isError"`
+			Error                 *struct{ Code string }
+			CallEvent             string `json:"callEvent"`
+		}
+		ts.Check(json.Unmarshal(sc.Bytes(), &e))
+		if _, err := time.Parse(time.RFC3339Nano, e.Time); err != nil {
+			ts.Fatalf("event %s: time %q: %v", e.ID, e.Time, err)
+		}
+		fields := []string{e.ID, e.Type, e.Agent, e.CallID}
+		switch {
+		case e.Type == "tool/call":
+			fields = append(fields, e.Name)
+		case e.IsError != nil && *e.IsError:
+			fields = append(fields, "error")
+		case e.IsError != nil:
+			fields = append(fields, "ok")
+		}
+		if e.Error != nil {
+			fields = append(fields, e.Error.Code)
+		}
+		if e.CallEvent != "" {
+			fields = append(fields, "cites", e.CallEvent)
+		}
+		fmt.Fprintln(ts.Stdout(), strings.Join(fields, " "))
+	}
+	ts.Check(sc.Err())
+}
+
+// cmdWaitfor implements "waitfor FILE".
+func cmdWaitfor(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfor FILE")
+	}
+	path := ts.MkAbs(args[0])
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	ts.Fatalf("waitfor: %s did not appear within a minute", args[0])
+}
+
+// cmdPty implements "pty [-stdout] CODE ANSWERS PROG [ARGS...]".
+func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! pty")
+	}
+	onStdout := len(args) > 0 && args[0] == "-stdout"
+	if onStdout {
+		args = args[1:]
+	}
+	if len(args) < 3 {
+		ts.Fatalf("usage: pty [-stdout] CODE ANSWERS PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("pty: bad exit status %q", args[0])
+	}
+	prog, err := exec.LookPath(args[2])
+	ts.Check(err)
+	cmd := exec.Command(prog, args[3:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = []string{"PWD=" + cmd.Dir}
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "NO_COLOR", "EXAMPLES", "PLUGINS", "DEMO"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	cmd.Stderr = ts.Stderr()
+	if !onStdout {
+		cmd.Stdout = ts.Stdout()
+	}
+	got, err := runOnPty(cmd, []byte(ts.ReadFile(args[1])), onStdout, ts.Stdout())
+	if err != nil {
+		ts.Fatalf("pty: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited with status %d, want %d", args[2], got, want)
+	}
+}
+
+// errNoPty is runOnPty's error where pseudo-terminals are not supported.
+var errNoPty = errors.New("pseudo-terminals are not supported here")

@@ -1111,3 +1111,43 @@ tools.register({ name: "heard", description: "", parameters: { type: "object" },
 	apiWant(t, echo(worker, "fine"), ok("fine"))
 	apiWant(t, e.apiValue(t, "heard", nil), `["worker:veto","child:veto","worker:fine"]`)
 }
+
+func TestAPIPresenters(t *testing.T) {
+	logs := &apiLogs{}
+	e := load(t, map[string]string{"p.js": `const { defineTool, tools } = require("dsh");
+tools.register(defineTool({
+  name: "p", description: "", parameters: { path: { type: "string" } },
+  output: { schema: { type: "string" }, render: (a, v) => [{ type: "text", text: v }] },
+  execute(args) { return "x"; },
+  presentCall: (args) => args.path ? { card: "generic", title: "Read " + args.path, kind: "read" } : undefined,
+  presentResult: (args, result) => result.isError ? null : { card: "generic", title: "Done" },
+}));`}, func(h *js.Host, _ *engine.Service) {
+		h.Logger = logs.logger()
+	})
+	apiNoDiags(t, e)
+	def := e.svc.Global().Get("p")
+	view := func(v interface{ JSON() any }) string {
+		b, err := dsl.Marshal(v.JSON())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	t.Run("a view is decoded; undefined and null are no view, without a warning", func(t *testing.T) {
+		if v := def.PresentCall(args(t, `{"path":"a.txt"}`)); v == nil || view(v) != `{"card":"generic","title":"Read a.txt","kind":"read"}` {
+			t.Errorf("call view %v", v)
+		}
+		if v := def.PresentCall(args(t, `{}`)); v != nil {
+			t.Errorf("undefined gave the call view %s", view(v))
+		}
+		if v := def.PresentResult(args(t, `{}`), engine.ResultSummary{IsError: false}); v == nil || view(v) != `{"card":"generic","title":"Done"}` {
+			t.Errorf("result view %v", v)
+		}
+		if v := def.PresentResult(args(t, `{}`), engine.ResultSummary{IsError: true}); v != nil {
+			t.Errorf("null gave the result view %s", view(v))
+		}
+		if strings.Contains(logs.String(), "failed") {
+			t.Errorf("a presenter's no-view was logged as a failure:\n%s", logs.String())
+		}
+	})
+}

@@ -110,6 +110,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			}
 			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentCall", name), lt, i.method(key, "presentCall", args),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+					if noView(v) {
+						return (*engine.CallView)(nil), nil
+					}
 					g, err := toGo(vm, v, "view")
 					if err != nil {
 						return nil, err
@@ -134,6 +137,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			}
 			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+					if noView(v) {
+						return (*engine.ResultView)(nil), nil
+					}
 					g, err := toGo(vm, v, "view")
 					if err != nil {
 						return nil, err
@@ -212,6 +218,10 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 	bv, err := toJS(vm, b)
 	return av, bv, err
 }
+
+// noView reports whether a presenter returned no view (undefined or null),
+// which is its way to leave the call or result without a card.
+func noView(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
 func stateRendering(st *callState) *renderTimeout {
 	if st == nil {

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func TestVersionOf(t *testing.T) {
@@ -59,5 +61,31 @@ func TestRunUsageError(t *testing.T) {
 	want := "dsh: schema validate needs SCHEMA and VALUE, got 1 argument(s)\nRun 'dsh schema validate --help' for usage.\n"
 	if code != exitTrouble || stdout != "" || stderr != want {
 		t.Errorf("status %d, stdout %q, stderr %q; want 2, \"\", %q", code, stdout, stderr, want)
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRunCallsInProcess runs plugins in-process: every goroutine the
+// session started (interpreters, the prompt's reader) ends with Run.
+func TestRunCallsInProcess(t *testing.T) {
+	dir := t.TempDir()
+	plugin := `const { defineTool, tools, on } = require("dsh");
+tools.register(defineTool({
+  name: "hi", description: "Say hi.", parameters: {},
+  output: { schema: { type: "string" }, render: (args, value) => [{ type: "text", text: value }] },
+  async execute() { return "hi"; },
+}));
+on("tools/pre-execute", async (exec, next) => ({ kind: "ask", reason: "may I?" }));
+`
+	if err := os.WriteFile(filepath.Join(dir, "hi.js"), []byte(plugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "y\n", "--scripts", dir, "--workspace", dir, "--approve", "prompt", "call", "hi")
+	if code != exitOK || stdout != "✓ hi c1\n  hi\n\n1 call: 1 ok, 0 failed · ran c1\n" {
+		t.Errorf("status %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if stderr != "dsh: hi (c1) asks for approval: may I?\nAllow hi once? [y/N] " {
+		t.Errorf("stderr %q", stderr)
 	}
 }

@@ -1,10 +1,3 @@
-// Package cli implements the dsh command line: the cobra commands and their
-// mapping to exit statuses. Command dsh calls [Main]; tests call [Run]
-// in-process or register [Main] as a testscript command.
-//
-// Exit statuses follow diff and grep: 0 clean, 1 violations reported,
-// 2 trouble (usage error, unreadable or non-JSON input, a schema outside the
-// supported subset where a supported one is needed).
 package cli
 
 import (
@@ -21,9 +14,10 @@ import (
 
 // Exit statuses of dsh.
 const (
-	exitOK         = 0 // everything checked is clean
-	exitViolations = 1 // violations were reported on standard output
-	exitTrouble    = 2 // usage error, unreadable input, unusable schema
+	exitOK          = 0   // the command ran; everything checked is clean
+	exitViolations  = 1   // violations or diagnostics reported; a problem the user must fix
+	exitTrouble     = 2   // usage error (and, for schema, unreadable input or an unusable schema)
+	exitInterrupted = 130 // interrupted (SIGINT): the calls not started were skipped
 )
 
 // exitError ends a command with a given exit status. Its message, when not
@@ -49,10 +43,23 @@ func troublef(format string, args ...any) error {
 	return &exitError{code: exitTrouble, msg: fmt.Sprintf(format, args...)}
 }
 
+// userErrorf returns an error that makes Run print "dsh: <message>" and
+// return 1: a problem the user must fix, such as a calls file that is not
+// JSON or a scripts directory that does not exist.
+func userErrorf(format string, args ...any) error {
+	return &exitError{code: exitViolations, msg: fmt.Sprintf(format, args...)}
+}
+
 // Main runs dsh with the process's arguments and standard streams, cancels
 // the context on an interrupt, and exits with Run's status.
 func Main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	go func() {
+		// After the first interrupt, a second one kills dsh as usual,
+		// even while a tool body ignores its cancellation.
+		<-ctx.Done()
+		stop()
+	}()
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -62,7 +69,7 @@ func Main() {
 // returns the exit status. It reads stdin only for a "-" file argument and
 // writes results to stdout and diagnostics to stderr.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd()
+	root := newRootCmd(&options{stdin: stdin, stdout: stdout, stderr: stderr})
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -86,16 +93,26 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 // newRootCmd builds the command tree. A fresh tree per Run keeps flag
 // values from leaking between in-process runs.
-func newRootCmd() *cobra.Command {
+func newRootCmd(o *options) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "dsh",
 		Short: "dsh executes an LLM agent's tool calls",
-		Long: `dsh is a tool-execution engine for LLM agents. Today its commands check
-raw JSON Schemas against the subset the engine enforces and validate JSON
-values against them.
+		Long: `dsh is a tool-execution engine for LLM agents: it runs a model's tool
+calls through policies, approval and a scheduler, with tools and policies
+written in JavaScript, TypeScript or Lua plugins loaded from the --scripts
+directories.
 
-Exit status: 0 clean, 1 violations reported, 2 trouble (usage error,
-unreadable or non-JSON input, unsupported schema).`,
+Write a plugin, check it with "dsh check", see what the model is shown with
+"dsh schemas", try a call with "dsh call", run a batch of model calls with
+"dsh run", and re-draw a session's cards from its --log with "dsh replay".
+
+Exit status: 0 when the command ran (a tool failure is a result, not a
+command failure), 1 for problems the user must fix (a bad calls file,
+plugin diagnostics in check, schema violations), 2 for usage errors, 130
+when interrupted.`,
+		Example: `  dsh --scripts scripts/examples/plugins check
+  dsh --scripts scripts/examples/plugins call word_count '{"text": "a b c"}'
+  dsh --scripts scripts/examples/plugins --approve allow --log session.jsonl run calls.json`,
 		Version:       mainVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -103,7 +120,9 @@ unreadable or non-JSON input, unsupported schema).`,
 	}
 	root.SetVersionTemplate("dsh {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVersionCmd(), newSchemaCmd())
+	o.addGlobalFlags(root)
+	root.AddCommand(newVersionCmd(), newSchemaCmd(),
+		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o))
 	return root
 }
 

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/engine"
+)
+
+// approvalService returns the service --approve mode mounts, or nil for
+// none. Every mode says on stderr what was asked and how it was answered:
+// the prompt asks "Allow <tool> once? [y/N]", allow and deny report their
+// answer.
+func approvalService(mode string, answers *lineReader, stderr io.Writer) engine.ApprovalService {
+	switch mode {
+	case approveAllow:
+		return fixedApproval{outcome: engine.AllowedOnce, answer: "allowed once (--approve allow)", stderr: stderr}
+	case approveDeny:
+		return fixedApproval{outcome: engine.Rejected, answer: "rejected (--approve deny)", stderr: stderr}
+	case approvePrompt:
+		return &promptApproval{answers: answers, stderr: stderr}
+	}
+	return nil
+}
+
+// askLine is the line that says which tool asks and why.
+func askLine(req engine.ApprovalRequest) string {
+	reason := req.DisplayReason
+	if reason == "" {
+		reason = req.Reason
+	}
+	if reason == "" {
+		return fmt.Sprintf("dsh: %s (%s) asks for approval", req.ToolName, req.CallID)
+	}
+	return fmt.Sprintf("dsh: %s (%s) asks for approval: %s", req.ToolName, req.CallID, reason)
+}
+
+// fixedApproval answers every ask the same way (--approve allow or deny).
+type fixedApproval struct {
+	outcome engine.ApprovalOutcome
+	answer  string
+	stderr  io.Writer
+}
+
+func (a fixedApproval) Approve(_ context.Context, req engine.ApprovalRequest) (engine.ApprovalOutcome, error) {
+	fmt.Fprintf(a.stderr, "%s\n  → %s\n", askLine(req), a.answer)
+	return a.outcome, nil
+}
+
+// promptApproval asks on the terminal (--approve prompt): "y" or "yes"
+// allows the call once, any other answer rejects it, the end of the input
+// means nobody answers (unavailable), and an interrupt while it waits
+// cancels the approval.
+type promptApproval struct {
+	mu      sync.Mutex // one question at a time
+	answers *lineReader
+	stderr  io.Writer
+}
+
+func (a *promptApproval) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalOutcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fmt.Fprintf(a.stderr, "%s\nAllow %s once? [y/N] ", askLine(req), req.ToolName)
+	line, err := a.answers.readLine(ctx)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(a.stderr)
+		return engine.Cancelled, nil
+	case err != nil:
+		fmt.Fprintln(a.stderr)
+		return engine.Unavailable, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return engine.AllowedOnce, nil
+	}
+	return engine.Rejected, nil
+}
+
+// lineReader reads standard input a line at a time for the prompt, on a
+// goroutine of its own so that a question can be abandoned when the call
+// is cancelled. It starts on the first question; close stops it once its
+// pending read returns.
+type lineReader struct {
+	in    io.Reader
+	once  sync.Once
+	lines chan lineOrErr
+	done  chan struct{}
+}
+
+type lineOrErr struct {
+	line string
+	err  error
+}
+
+func newLineReader(in io.Reader) *lineReader {
+	return &lineReader{in: in, lines: make(chan lineOrErr), done: make(chan struct{})}
+}
+
+// readLine returns the next line, the input's error (io.EOF at its end),
+// or ctx's error.
+func (r *lineReader) readLine(ctx context.Context) (string, error) {
+	r.once.Do(func() { go r.pump() })
+	select {
+	case l := <-r.lines:
+		return l.line, l.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func (r *lineReader) pump() {
+	br := bufio.NewReader(r.in)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil && line != "" {
+			err = nil // a last line without a newline still counts
+		}
+		select {
+		case r.lines <- lineOrErr{line, err}:
+		case <-r.done:
+			return
+		}
+		if err != nil {
+			// Later questions see the same end.
+			for {
+				select {
+				case r.lines <- lineOrErr{"", err}:
+				case <-r.done:
+					return
+				}
+			}
+		}
+	}
+}
+
+// close stops the reader's goroutine (once a read it is blocked in returns).
+func (r *lineReader) close() { close(r.done) }

@@ -1,0 +1,30 @@
+// Package cli implements the dsh command line: the cobra commands, the
+// wiring of the engine, the script hosts and the capability modules that
+// the global flags configure, the text rendering of presentation cards, and
+// the mapping to exit statuses. Command dsh calls [Main]; tests call [Run]
+// in-process or register [Main] as a testscript command.
+//
+// It is thin: calls, results, policies and events come from package engine
+// and plugins from package scripting; this package reads calls files,
+// draws cards and prints.
+//
+// Exit statuses: 0 when the command ran (a tool failure is a result),
+// 1 for problems the user must fix (a bad calls file or session log,
+// plugin diagnostics in check, schema violations), 2 for usage errors (and,
+// for the schema commands, unreadable input or an unusable schema, as they
+// always did), 130 when interrupted.
+//
+// Choices where the issue is silent:
+//   - Cards are drawn from the session's durable events (tool/call and
+//     tool/result), live and in replay alike, so a replay draws the same
+//     cards. Calls without an agent are not logged by the engine; their
+//     cards come from events built from a tools/result observer.
+//   - The summary's "ran a | b+c" reads the schedule from the events: calls
+//     joined by + were started while an earlier one of them had not
+//     committed.
+//   - A calls file's calls with different "agent"s run as consecutive
+//     batches, one per run of calls of the same agent.
+//   - --approve prompt asks on standard error and reads standard input;
+//     with the calls file on standard input, the default mode is none and
+//     prompt is a usage error.
+package cli

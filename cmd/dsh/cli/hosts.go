@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"log/slog"
+
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+)
+
+// language is one script language dsh mounts: the host that loads its
+// plugins and the editor declarations "dsh types" writes for it.
+type language struct {
+	name string
+	host scripting.Host
+	// declFile is the file "dsh types" writes declarations to, and decls
+	// returns them; nil writes none.
+	declFile string
+	decls    func() []byte
+}
+
+// languages lists the script languages dsh mounts, in one place: every
+// command that loads plugins or writes declarations takes its hosts from
+// here. Adding a language is adding its entry.
+func languages(logger *slog.Logger, modules []scripting.Module) []language {
+	return []language{
+		{
+			name:     "JavaScript and TypeScript",
+			host:     &js.Host{Logger: logger, Modules: modules},
+			declFile: "dsh.d.ts",
+			decls:    js.Declarations,
+		},
+	}
+}
+
+// hostsOf returns the languages' hosts.
+func hostsOf(langs []language) []scripting.Host {
+	hosts := make([]scripting.Host, len(langs))
+	for i, l := range langs {
+		hosts[i] = l.host
+	}
+	return hosts
+}
+
+// extensionsOf returns every extension the languages' hosts load.
+func extensionsOf(langs []language) []string {
+	var exts []string
+	for _, l := range langs {
+		exts = append(exts, l.host.Extensions()...)
+	}
+	return exts
+}

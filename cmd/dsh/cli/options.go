@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// The --approve modes.
+const (
+	approvePrompt = "prompt"
+	approveAllow  = "allow"
+	approveDeny   = "deny"
+	approveNone   = "none"
+)
+
+// defaultScripts is the scripts directory used when --scripts is not given
+// and it exists.
+const defaultScripts = "scripts"
+
+// defaultMaxParallel is the native executor's cap on bodies in flight.
+const defaultMaxParallel = 10
+
+// options are the global flags, shared by every command that runs the
+// engine.
+type options struct {
+	scripts     []string
+	workspace   string
+	logFile     string
+	json        bool
+	approve     string
+	agent       string
+	noAgent     bool
+	agentParent []string
+	maxParallel int
+	verbose     bool
+	httpAllow   []string
+
+	// Standard streams of this Run.
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// addGlobalFlags declares the global flags on root.
+func (o *options) addGlobalFlags(root *cobra.Command) {
+	f := root.PersistentFlags()
+	f.StringArrayVar(&o.scripts, "scripts", nil, "scripts `DIR` to load plugins from (repeatable; default ./scripts when it exists)")
+	f.StringVar(&o.workspace, "workspace", "", "root `DIR` of dsh/fs and dsh/process (default the current directory)")
+	f.StringVar(&o.logFile, "log", "", "append the durable session events to `FILE` as JSONL")
+	f.BoolVar(&o.json, "json", false, "machine output: print JSON instead of cards")
+	f.StringVar(&o.approve, "approve", "", "how an ask decision is answered: `MODE` is prompt, allow, deny or none\n(default prompt when standard input is a terminal, else none)")
+	f.StringVar(&o.agent, "agent", "main", "the agent `ID` the calls run as")
+	f.BoolVar(&o.noAgent, "no-agent", false, "run the calls without an agent")
+	f.StringArrayVar(&o.agentParent, "agent-parent", nil, "declare an agent's parent, `CHILD=PARENT` (repeatable): the scope chain")
+	f.IntVar(&o.maxParallel, "max-parallel", defaultMaxParallel, "at most `N` tool bodies in flight")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "debug logs on standard error")
+	f.StringSliceVar(&o.httpAllow, "http-allow", nil, "`HOSTS` dsh/http may fetch from, comma-separated (default loopback only)")
+	root.MarkFlagsMutuallyExclusive("agent", "no-agent")
+}
+
+// check validates the flag values that cobra cannot: a problem is a usage
+// error (exit status 2).
+func (o *options) check() error {
+	switch o.approve {
+	case "", approvePrompt, approveAllow, approveDeny, approveNone:
+	default:
+		return fmt.Errorf("--approve %s: the mode must be prompt, allow, deny or none", o.approve)
+	}
+	if o.maxParallel <= 0 {
+		return fmt.Errorf("--max-parallel %d: maxParallelToolCalls must be a positive integer", o.maxParallel)
+	}
+	if !o.noAgent && o.agent == "" {
+		return fmt.Errorf("--agent: the agent id must not be empty (use --no-agent to run without one)")
+	}
+	for _, p := range o.agentParent {
+		if _, _, err := splitAgentParent(p); err != nil {
+			return err
+		}
+	}
+	for _, h := range o.httpAllow {
+		if strings.TrimSpace(h) == "" {
+			return fmt.Errorf("--http-allow: an empty host name")
+		}
+	}
+	return nil
+}
+
+// splitAgentParent reads a --agent-parent value.
+func splitAgentParent(s string) (child, parent string, err error) {
+	child, parent, ok := strings.Cut(s, "=")
+	if !ok || child == "" || parent == "" {
+		return "", "", fmt.Errorf("--agent-parent %s: want CHILD=PARENT", s)
+	}
+	if child == parent {
+		return "", "", fmt.Errorf("--agent-parent %s: an agent cannot be its own parent", s)
+	}
+	return child, parent, nil
+}
+
+// approveMode is the --approve mode in effect: the flag, or by default
+// prompt when standard input is a terminal and none otherwise.
+func (o *options) approveMode() string {
+	if o.approve != "" {
+		return o.approve
+	}
+	if f, ok := o.stdin.(*os.File); ok && isTerminal(f) {
+		return approvePrompt
+	}
+	return approveNone
+}
+
+// colour reports whether human output to w uses colour: only on a
+// terminal, and never when NO_COLOR is set (https://no-color.org).
+func colour(w io.Writer) bool {
+	if os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
