@@ -27,7 +27,7 @@ type callState struct {
 	release     []func()        // run when the call settles
 	caller      context.Context // the caller's ctx: signals made later start aborted when it is done
 	cancel      context.CancelCauseFunc
-	rendering   *renderTimeout // a body's prerender under way (see prerender)
+	rendering   atomic.Pointer[renderTimeout] // a body's prerender under way (see prerender)
 }
 
 // renderTimeout is the deadline of a body's prerender (see prerender), what

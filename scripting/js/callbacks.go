@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -26,9 +27,11 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				return nil, &engine.ArgsError{Violations: vs}
 			}
 		}
-		var state *callState
+		// The loop writes it; this goroutine reads it after an interrupt,
+		// which the loop's goroutine does not synchronize with.
+		var state atomic.Pointer[callState]
 		v, err := pl.invokeBody(key, ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			state = st
+			state.Store(st)
 			fn, obj, err := i.callback(key, "execute")
 			if err != nil {
 				return nil, err
@@ -53,10 +56,10 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if out == nil || !out.Valid(g) {
 				return g, nil
 			}
-			return i.prerender(vm, state, key, name, args, g)
+			return i.prerender(vm, st0(&state), key, name, args, g)
 		})
 		var to *errTimedOut
-		if rt := stateRendering(state); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
+		if rt := stateRendering(state.Load()); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
 			// The body finished; its render or presentationMeta did not,
 			// reported as if called apart.
 			if to == rt.meta {
@@ -223,11 +226,13 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 // which is its way to leave the call or result without a card.
 func noView(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
+func st0(p *atomic.Pointer[callState]) *callState { return p.Load() }
+
 func stateRendering(st *callState) *renderTimeout {
 	if st == nil {
 		return nil
 	}
-	return st.rendering
+	return st.rendering.Load()
 }
 
 // callRender calls the tool's output.render(args, value).
@@ -286,7 +291,7 @@ func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name stri
 		meta:   &errTimedOut{what: fmt.Sprintf("tool %q output.presentationMeta", name), d: lt}}
 	rt.cur.Store(rt.render)
 	if lt > 0 && st != nil && st.cancel != nil {
-		st.rendering = rt
+		st.rendering.Store(rt)
 		t := time.AfterFunc(lt, func() { st.cancel(rt.cur.Load()) })
 		defer t.Stop()
 	}
