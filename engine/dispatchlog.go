@@ -23,7 +23,7 @@ func (s *Service) DispatchLogContent(ctx context.Context, e *DispatchLogEntry) [
 	if s.dlog.empty() {
 		return e.Content
 	}
-	it := s.dlog.iter()
+	it := s.dlog.iter(s.Epoch())
 	var next func() ([]Block, error)
 	next = func() (b []Block, err error) {
 		l := it.next(e.Agent)

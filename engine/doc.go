@@ -52,4 +52,16 @@
 //     post-execute decision of an unknown kind.
 //   - A throwing content projector (ProjectContent) is a pipeline failure:
 //     the call's result is that error, and finalizeContent still runs.
+//
+// # Hot reload
+//
+// [Service.Swap] applies a set of changes (a plugin's old version disposed,
+// its new version registered) as one: each call belongs to the epoch it
+// began in and sees that epoch's tools, guards and listeners to its end, so
+// no call sees a mix of versions or neither. The registry is copy-on-write
+// (reading it takes no lock); listeners added or removed inside a swap carry
+// the epoch from which they are, or stop being, visible. Ordinary changes
+// outside a swap behave as before: every call sees them at once, and a
+// table's iteration stays live. [Service.Drain] waits for an ended epoch's
+// calls, after which what the swap removed is forgotten.
 package engine

@@ -74,6 +74,8 @@ type Execution struct {
 	toolSet                  *ToolSet
 	def                      *Definition
 
+	epoch Epoch // the call's (see Service.Swap)
+
 	// The running pre-execute or post-execute chain's end (see
 	// EndPreChain), while one runs; the two never overlap.
 	endPre, endPost atomic.Pointer[func() bool]

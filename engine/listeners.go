@@ -7,6 +7,16 @@ type listener[F any] struct {
 	fn       F
 	agent    *Agent // nil: hears every call
 	disposed bool
+	// added and removed are the epochs (see Service.Swap) from which a
+	// listener added or removed inside a swap is, or stops being, visible;
+	// 0 for the ordinary changes, which every call sees at once.
+	added, removed Epoch
+}
+
+// visible reports whether a call that began in epoch e sees the listener.
+// Callers hold the table's lock.
+func (l *listener[F]) visible(e Epoch) bool {
+	return !l.disposed && l.added <= e && (l.removed == 0 || e < l.removed)
 }
 
 // admits reports whether the listener hears a call made as agent: unscoped
@@ -22,6 +32,7 @@ func (l *listener[F]) admits(agent *Agent) bool {
 // it, unless the table was drained to empty in between (which starts a new
 // generation that older iterations do not see).
 type table[F any] struct {
+	svc   *Service // for the swap in progress, if any
 	mu    sync.Mutex
 	gen   uint64
 	front []*listener[F] // prepended, in prepend order (iterated backwards)
@@ -32,7 +43,11 @@ type table[F any] struct {
 
 func (t *table[F]) add(fn F, agent *Agent, prepend bool) Disposer {
 	l := &listener[F]{fn: fn, agent: agent}
+	tx := t.svc.openSwap()
 	t.mu.Lock()
+	if tx != nil {
+		l.added = tx.epoch
+	}
 	if prepend {
 		t.front = append(t.front, l)
 	} else {
@@ -40,11 +55,37 @@ func (t *table[F]) add(fn F, agent *Agent, prepend bool) Disposer {
 	}
 	t.live++
 	t.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { t.remove(l) }) }
+	if tx != nil {
+		tx.onUndo(func() { t.removeNow(l) })
+	}
+	return func() { t.remove(l) }
 }
 
+// remove disposes l; it is idempotent. Inside a swap, l only stops being
+// visible to the calls that begin after it, and goes once they are all that
+// is left running.
 func (t *table[F]) remove(l *listener[F]) {
+	if tx := t.svc.openSwap(); tx != nil {
+		t.mu.Lock()
+		if l.disposed || l.removed != 0 {
+			t.mu.Unlock()
+			return
+		}
+		l.removed = tx.epoch
+		t.mu.Unlock()
+		tx.onUndo(func() {
+			t.mu.Lock()
+			l.removed = 0
+			t.mu.Unlock()
+		})
+		tx.onDrained(func() { t.removeNow(l) })
+		return
+	}
+	t.removeNow(l)
+}
+
+// removeNow disposes l for every call.
+func (t *table[F]) removeNow(l *listener[F]) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if l.disposed {
@@ -84,6 +125,7 @@ func (t *table[F]) empty() bool {
 // iter walks a table's listeners in waterfall order, outermost first.
 type iter[F any] struct {
 	t     *table[F]
+	epoch Epoch // of the call iterating
 	gen   uint64
 	front []*listener[F]
 	fi    int // next front index (counting down)
@@ -92,10 +134,11 @@ type iter[F any] struct {
 	ended bool // end was called and found nothing left: next returns nil
 }
 
-func (t *table[F]) iter() *iter[F] {
+// iter starts an iteration for a call that began in epoch e.
+func (t *table[F]) iter(e Epoch) *iter[F] {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &iter[F]{t: t, gen: t.gen, front: t.front, fi: len(t.front) - 1, back: t.back}
+	return &iter[F]{t: t, epoch: e, gen: t.gen, front: t.front, fi: len(t.front) - 1, back: t.back}
 }
 
 // next returns the next live listener admitted for agent, or nil.
@@ -105,7 +148,7 @@ func (it *iter[F]) next(agent *Agent) *listener[F] {
 	}
 	for ; it.fi >= 0; it.fi-- {
 		l := it.front[it.fi]
-		if !it.isDisposed(l) && l.admits(agent) {
+		if it.visible(l) && l.admits(agent) {
 			it.fi--
 			return l
 		}
@@ -121,7 +164,7 @@ func (it *iter[F]) next(agent *Agent) *listener[F] {
 		}
 		l := it.back[it.bi]
 		it.bi++
-		if !it.isDisposed(l) && l.admits(agent) {
+		if it.visible(l) && l.admits(agent) {
 			return l
 		}
 	}
@@ -139,8 +182,8 @@ func (it *iter[F]) end(agent *Agent) bool {
 	return true
 }
 
-func (it *iter[F]) isDisposed(l *listener[F]) bool {
+func (it *iter[F]) visible(l *listener[F]) bool {
 	it.t.mu.Lock()
 	defer it.t.mu.Unlock()
-	return l.disposed
+	return l.visible(it.epoch)
 }

@@ -24,11 +24,20 @@ type call struct {
 	ctx      context.Context // the caller's
 	exec     *Execution
 	run      *Run
+	ep       *epochState // the epoch it began in: its tools and listeners
 	finalize func(*Execution, *Result) ([]Block, error)
 	project  func(*Execution, *Result) ([]Block, error)
 	invoked  bool // the body was invoked
 	// wrapperErr is the first throw of an inner tools/execute wrapper.
 	wrapperErr error
+}
+
+// epochOf is the epoch of exec's call.
+func epochOf(exec *Execution) Epoch { return exec.epoch }
+
+// resolve returns the call's registration in the registry of its epoch.
+func (c *call) resolve() *registration {
+	return c.svc.resolveIn(c.ep.reg.Load(), c.exec.name, c.exec.agent, c.exec.toolSet)
 }
 
 // begin is creation (§3.1, C1–C5). A final stage comes with its result.
@@ -41,9 +50,10 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	if exec.rootCallID == "" {
 		exec.rootCallID = exec.callID
 	}
-	c := &call{svc: s, ctx: ctx, exec: exec}
+	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
+	exec.epoch = c.ep.n
 	// C2: the visible definition, and whether the surface is collapsed.
-	reg := s.resolve(in.Name, in.Agent, in.ToolSet)
+	reg := c.resolve()
 	collapsed := reg != nil && in.Parent == nil && in.Name != TransportName && s.collapsed(in.Agent)
 	aborted := ctx.Err() != nil
 	// C3: capture the finalizer and projector before the arguments are read.
@@ -105,7 +115,7 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 	if d.Kind == PreDeny {
 		return stagePost, denial(d.Reason, d.Info), nil
 	}
-	reason, err := c.svc.checkGuards(c.ctx, c.exec)
+	reason, err := c.svc.checkGuards(c.ctx, c.ep.reg.Load(), c.exec)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -132,7 +142,7 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 	if s.pre.empty() {
 		return Allow(), nil
 	}
-	it := s.pre.iter()
+	it := s.pre.iter(epochOf(exec))
 	end := func() bool { return it.end(exec.agent) }
 	exec.endPre.Store(&end)
 	defer exec.endPre.Store(nil)
@@ -232,7 +242,7 @@ func (c *call) runWrappers() (*Result, error) {
 	if s.exec.empty() {
 		return c.body(c.ctx), nil
 	}
-	it := s.exec.iter()
+	it := s.exec.iter(c.ep.n)
 	var next func(ctx context.Context) *Result
 	next = func(ctx context.Context) *Result {
 		if ctx == nil {
@@ -285,7 +295,7 @@ func (c *call) body(ctx context.Context) *Result {
 	if fused.Err() != nil {
 		return abortedResult(true)
 	}
-	reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+	reg := c.resolve()
 	if reg == nil {
 		return errorResult(errUnknownTool(c.exec.name))
 	}
@@ -353,7 +363,7 @@ func (c *call) normalize(r *Result) (*Result, error) {
 		out := &Result{IsError: true, Error: f, Content: r.Content, Meta: r.Meta, HasMeta: r.HasMeta}
 		return out.withContexts(r.AdditionalContexts), nil
 	}
-	reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+	reg := c.resolve()
 	if reg == nil {
 		return nil, errUnknownTool(c.exec.name)
 	}
@@ -529,7 +539,7 @@ func (c *call) postSteps(r *Result) (*Result, error) {
 		if r.IsError {
 			return nil, errors.New(msgValueOfFailed)
 		}
-		reg := c.svc.resolve(c.exec.name, c.exec.agent, c.exec.toolSet)
+		reg := c.resolve()
 		if reg == nil {
 			return nil, errUnknownTool(c.exec.name)
 		}
@@ -556,7 +566,7 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 	if s.post.empty() {
 		return Accept(), nil
 	}
-	it := s.post.iter()
+	it := s.post.iter(epochOf(exec))
 	end := func() bool { return it.end(exec.agent) }
 	exec.endPost.Store(&end)
 	defer exec.endPost.Store(nil)
@@ -612,6 +622,7 @@ func (c *call) finish(r *Result) *Result {
 		}
 	}
 	c.svc.notifyResult(c.exec, r)
+	c.svc.leaveEpoch(c.ep)
 	return r
 }
 
@@ -664,7 +675,7 @@ func (s *Service) notifyResult(exec *Execution, r *Result) {
 	if s.result.empty() {
 		return
 	}
-	it := s.result.iter()
+	it := s.result.iter(epochOf(exec))
 	for l := it.next(exec.agent); l != nil; l = it.next(exec.agent) {
 		if err := callObserver(func() error { return l.fn(exec, r) }); err != nil {
 			s.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", exec.name, exec.callID, errorText(err)))

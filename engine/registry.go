@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dsh-go/dsh/dsl"
 )
@@ -46,6 +45,59 @@ type layer struct {
 }
 
 func newLayer() *layer { return &layer{byName: map[string]*registration{}} }
+
+// clone copies a layer for a change.
+func (l *layer) clone() *layer {
+	c := &layer{
+		tools:        slices.Clone(l.tools),
+		byName:       make(map[string]*registration, len(l.byName)),
+		restrictions: slices.Clone(l.restrictions),
+		guards:       slices.Clone(l.guards),
+	}
+	for k, v := range l.byName {
+		c.byName[k] = v
+	}
+	return c
+}
+
+// regState is the registry at one moment: the global layer and the agents'.
+// A published state is never changed: a change copies it (copy on write),
+// so reading takes no lock, and a call that began before a swap keeps
+// reading the registry of its epoch.
+type regState struct {
+	global *layer
+	layers map[*Agent]*layer
+}
+
+func newRegState() *regState { return &regState{global: newLayer(), layers: map[*Agent]*layer{}} }
+
+// clone copies st for a change.
+func (st *regState) clone() *regState {
+	c := &regState{global: st.global.clone(), layers: make(map[*Agent]*layer, len(st.layers))}
+	for a, l := range st.layers {
+		c.layers[a] = l.clone()
+	}
+	return c
+}
+
+// reg returns the current registry.
+func (s *Service) reg() *regState { return s.epoch.Load().reg.Load() }
+
+// mutate applies f to the registry: to the open swap's copy, or to a copy of
+// the current registry that f's result true publishes.
+func (s *Service) mutate(f func(st *regState) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tx := s.tx.Load(); tx != nil {
+		f(tx.reg)
+		return
+	}
+	e := s.epoch.Load()
+	st := e.reg.Load().clone()
+	if f(st) {
+		e.reg.Store(st)
+	}
+}
 
 func (l *layer) empty() bool {
 	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0
@@ -140,76 +192,83 @@ func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption)
 		o(reg)
 	}
 
-	s.mu.Lock()
-	l := s.layerFor(agent, true)
-	if _, dup := l.byName[name]; dup {
-		if agent == nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)", name)
+	var dup error
+	s.mutate(func(st *regState) bool {
+		l := st.layerFor(agent, true)
+		if _, ok := l.byName[name]; ok {
+			if agent == nil {
+				dup = fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)", name)
+			} else {
+				dup = fmt.Errorf("tool %q is already registered in this scope", name)
+			}
+			return false
 		}
-		s.mu.Unlock()
-		return nil, fmt.Errorf("tool %q is already registered in this scope", name)
+		l.tools = append(l.tools, reg)
+		l.byName[name] = reg
+		return true
+	})
+	if dup != nil {
+		return nil, dup
 	}
-	l.tools = append(l.tools, reg)
-	l.byName[name] = reg
-	s.mu.Unlock()
 
 	if err := s.emitChange(Change{Kind: ChangeRegister, Agent: agent, Name: name}, true); err != nil {
 		s.unregister(reg)
 		return nil, err
 	}
-	var once sync.Once
+	// Idempotent without a sync.Once: unregister finds reg or not, and a
+	// disposer run inside a swap that failed must work again later.
 	return func() {
-		once.Do(func() {
-			if s.unregister(reg) {
-				_ = s.emitChange(Change{Kind: ChangeDispose, Agent: agent, Name: name}, false)
-			}
-		})
+		if s.unregister(reg) {
+			_ = s.emitChange(Change{Kind: ChangeDispose, Agent: agent, Name: name}, false)
+		}
 	}, nil
 }
 
 // unregister removes reg; it reports whether reg was still registered.
 func (s *Service) unregister(reg *registration) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l := s.layerFor(reg.layer, false)
-	if l == nil || l.byName[reg.def.Name] != reg {
-		return false
-	}
-	delete(l.byName, reg.def.Name)
-	l.tools = slices.DeleteFunc(l.tools, func(r *registration) bool { return r == reg })
-	l.dropIfEmpty(s, reg.layer)
-	return true
+	found := false
+	s.mutate(func(st *regState) bool {
+		l := st.layerFor(reg.layer, false)
+		if l == nil || l.byName[reg.def.Name] != reg {
+			return false
+		}
+		delete(l.byName, reg.def.Name)
+		l.tools = slices.DeleteFunc(l.tools, func(r *registration) bool { return r == reg })
+		st.dropIfEmpty(reg.layer, l)
+		found = true
+		return true
+	})
+	return found
 }
 
 // layerFor returns agent's layer (the global one for nil), creating it when
-// create is set. Callers hold s.mu.
-func (s *Service) layerFor(agent *Agent, create bool) *layer {
+// create is set.
+func (st *regState) layerFor(agent *Agent, create bool) *layer {
 	if agent == nil {
-		return s.global
+		return st.global
 	}
-	l := s.layers[agent]
+	l := st.layers[agent]
 	if l == nil && create {
 		l = newLayer()
-		s.layers[agent] = l
+		st.layers[agent] = l
 	}
 	return l
 }
 
 // dropIfEmpty forgets an agent's layer once nothing is left in it.
-func (l *layer) dropIfEmpty(s *Service, agent *Agent) {
+func (st *regState) dropIfEmpty(agent *Agent, l *layer) {
 	if agent != nil && l.empty() {
-		delete(s.layers, agent)
+		delete(st.layers, agent)
 	}
 }
 
 // emitChange tells every tools/change listener. During a registration
 // (propagate) the first failure is returned; otherwise failures are logged.
 func (s *Service) emitChange(c Change, propagate bool) error {
-	if s.change.empty() {
-		return nil
+	if s.change.empty() || s.openSwap() != nil {
+		return nil // a swap's changes are told as one, when it commits
 	}
-	it := s.change.iter()
+	it := s.change.iter(s.Epoch())
 	for l := it.next(nil); l != nil; l = it.next(nil) {
 		err := callObserver(func() error { return l.fn(c) })
 		if err == nil {
@@ -269,16 +328,23 @@ func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 		r.deny[n] = true
 	}
 
-	s.mu.Lock()
-	inherited := s.inheritedNames(agent)
 	var unknown []string
-	for _, n := range names {
-		if !inherited[n] && !slices.Contains(unknown, n) {
-			unknown = append(unknown, n)
+	var inherited map[string]bool
+	s.mutate(func(st *regState) bool {
+		inherited = st.inheritedNames(agent)
+		for _, n := range names {
+			if !inherited[n] && !slices.Contains(unknown, n) {
+				unknown = append(unknown, n)
+			}
 		}
-	}
+		if len(unknown) > 0 {
+			return false
+		}
+		l := st.layerFor(agent, true)
+		l.restrictions = append(l.restrictions, r)
+		return true
+	})
 	if len(unknown) > 0 {
-		s.mu.Unlock()
 		known := make([]string, 0, len(inherited))
 		for n := range inherited {
 			known = append(known, n)
@@ -298,34 +364,35 @@ func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 		}
 		return nil, fmt.Errorf("tools.restrict() names unknown global %s %s; known global tools: %s", noun, strings.Join(quoted, ", "), list)
 	}
-	l := s.layerFor(agent, true)
-	l.restrictions = append(l.restrictions, r)
-	s.mu.Unlock()
 	_ = s.emitChange(Change{Kind: ChangeRestrict, Agent: agent}, false)
 
-	var once sync.Once
 	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			if l := s.layerFor(agent, false); l != nil {
-				l.restrictions = slices.DeleteFunc(l.restrictions, func(x *restriction) bool { return x == r })
-				l.dropIfEmpty(s, agent)
+		lifted := false
+		s.mutate(func(st *regState) bool {
+			l := st.layerFor(agent, false)
+			if l == nil || !slices.Contains(l.restrictions, r) {
+				return false
 			}
-			s.mu.Unlock()
-			_ = s.emitChange(Change{Kind: ChangeLift, Agent: agent}, false)
+			l.restrictions = slices.DeleteFunc(l.restrictions, func(x *restriction) bool { return x == r })
+			st.dropIfEmpty(agent, l)
+			lifted = true
+			return true
 		})
+		if lifted {
+			_ = s.emitChange(Change{Kind: ChangeLift, Agent: agent}, false)
+		}
 	}, nil
 }
 
 // inheritedNames returns the names agent inherits: the global layer's and its
-// ancestors', not its own. Callers hold s.mu.
-func (s *Service) inheritedNames(agent *Agent) map[string]bool {
+// ancestors', not its own.
+func (st *regState) inheritedNames(agent *Agent) map[string]bool {
 	names := map[string]bool{}
-	for n := range s.global.byName {
+	for n := range st.global.byName {
 		names[n] = true
 	}
 	for a := agent.parent; a != nil; a = a.parent {
-		if l := s.layers[a]; l != nil {
+		if l := st.layers[a]; l != nil {
 			for n := range l.byName {
 				names[n] = true
 			}
@@ -337,35 +404,35 @@ func (s *Service) inheritedNames(agent *Agent) map[string]bool {
 // guard adds a deny-only guard to agent's layer (§2.5); no tools/change.
 func (s *Service) guard(agent *Agent, fn GuardFunc) Disposer {
 	g := &guardEntry{fn: fn}
-	s.mu.Lock()
-	l := s.layerFor(agent, true)
-	l.guards = append(l.guards, g)
-	s.mu.Unlock()
-	var once sync.Once
+	s.mutate(func(st *regState) bool {
+		l := st.layerFor(agent, true)
+		l.guards = append(l.guards, g)
+		return true
+	})
 	return func() {
-		once.Do(func() {
-			s.mu.Lock()
-			if l := s.layerFor(agent, false); l != nil {
-				l.guards = slices.DeleteFunc(l.guards, func(x *guardEntry) bool { return x == g })
-				l.dropIfEmpty(s, agent)
+		s.mutate(func(st *regState) bool {
+			l := st.layerFor(agent, false)
+			if l == nil || !slices.Contains(l.guards, g) {
+				return false
 			}
-			s.mu.Unlock()
+			l.guards = slices.DeleteFunc(l.guards, func(x *guardEntry) bool { return x == g })
+			st.dropIfEmpty(agent, l)
+			return true
 		})
 	}
 }
 
-// guards returns the guards that judge a call made as agent, in evaluation
-// order: global ones, then each chain layer from the farthest ancestor.
-func (s *Service) guardsFor(agent *Agent) []GuardFunc {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+// guardsFor returns the guards that judge a call made as agent, in
+// evaluation order: global ones, then each chain layer from the farthest
+// ancestor.
+func (st *regState) guardsFor(agent *Agent) []GuardFunc {
 	var out []GuardFunc
-	for _, g := range s.global.guards {
+	for _, g := range st.global.guards {
 		out = append(out, g.fn)
 	}
 	if agent != nil {
 		for _, a := range agent.chain() {
-			if l := s.layers[a]; l != nil {
+			if l := st.layers[a]; l != nil {
 				for _, g := range l.guards {
 					out = append(out, g.fn)
 				}
@@ -375,9 +442,10 @@ func (s *Service) guardsFor(agent *Agent) []GuardFunc {
 	return out
 }
 
-// checkGuards runs the guards; the first non-empty reason is the denial.
-func (s *Service) checkGuards(ctx context.Context, exec *Execution) (reason string, err error) {
-	for _, g := range s.guardsFor(exec.agent) {
+// checkGuards runs the guards of registry st; the first non-empty reason is
+// the denial.
+func (s *Service) checkGuards(ctx context.Context, st *regState, exec *Execution) (reason string, err error) {
+	for _, g := range st.guardsFor(exec.agent) {
 		r, err := callGuard(ctx, g, exec)
 		if err != nil {
 			return "", err
@@ -399,36 +467,36 @@ func callGuard(ctx context.Context, g GuardFunc, exec *Execution) (reason string
 }
 
 // lookup resolves the visible registration of name for agent (§2.4), ignoring
-// activation conditions. Callers hold s.mu (read).
-func (s *Service) lookup(name string, agent *Agent) *registration {
+// activation conditions.
+func (st *regState) lookup(name string, agent *Agent) *registration {
 	if agent == nil {
-		return s.global.byName[name]
+		return st.global.byName[name]
 	}
-	if l := s.layers[agent]; l != nil {
+	if l := st.layers[agent]; l != nil {
 		if r := l.byName[name]; r != nil {
 			return r
 		}
 	}
 	var r *registration
 	for a := agent.parent; a != nil && r == nil; a = a.parent {
-		if l := s.layers[a]; l != nil {
+		if l := st.layers[a]; l != nil {
 			r = l.byName[name]
 		}
 	}
 	if r == nil {
-		r = s.global.byName[name]
+		r = st.global.byName[name]
 	}
-	if r == nil || !s.admitted(name, agent) {
+	if r == nil || !st.admitted(name, agent) {
 		return nil
 	}
 	return r
 }
 
 // admitted reports whether every restriction of agent's chain admits an
-// inherited name. Callers hold s.mu.
-func (s *Service) admitted(name string, agent *Agent) bool {
+// inherited name.
+func (st *regState) admitted(name string, agent *Agent) bool {
 	for a := agent; a != nil; a = a.parent {
-		if l := s.layers[a]; l != nil {
+		if l := st.layers[a]; l != nil {
 			for _, r := range l.restrictions {
 				if !r.admits(name) {
 					return false
@@ -454,12 +522,15 @@ func usable(r *registration, set *ToolSet) bool {
 // resolve returns the usable registration of name for agent, including the
 // reserved transport for scopes whose executor provides it.
 func (s *Service) resolve(name string, agent *Agent, set *ToolSet) *registration {
+	return s.resolveIn(s.reg(), name, agent, set)
+}
+
+// resolveIn is resolve in registry st.
+func (s *Service) resolveIn(st *regState, name string, agent *Agent, set *ToolSet) *registration {
 	if name == TransportName {
 		return s.transportFor(agent)
 	}
-	s.mu.RLock()
-	r := s.lookup(name, agent)
-	s.mu.RUnlock()
+	r := st.lookup(name, agent)
 	if !usable(r, set) {
 		return nil
 	}
@@ -468,9 +539,7 @@ func (s *Service) resolve(name string, agent *Agent, set *ToolSet) *registration
 
 // visible returns agent's visible registrations in presentation order (§2.4),
 // conditional ones included, the transport excluded.
-func (s *Service) visible(agent *Agent) []*registration {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
+func (st *regState) visible(agent *Agent) []*registration {
 	var order []*registration
 	pos := map[string]int{}
 	add := func(r *registration) {
@@ -481,7 +550,7 @@ func (s *Service) visible(agent *Agent) []*registration {
 		pos[r.def.Name] = len(order)
 		order = append(order, r)
 	}
-	for _, r := range s.global.tools {
+	for _, r := range st.global.tools {
 		add(r)
 	}
 	if agent == nil {
@@ -489,7 +558,7 @@ func (s *Service) visible(agent *Agent) []*registration {
 	}
 	chain := agent.chain()
 	for _, a := range chain[:len(chain)-1] {
-		if l := s.layers[a]; l != nil {
+		if l := st.layers[a]; l != nil {
 			for _, r := range l.tools {
 				add(r)
 			}
@@ -498,12 +567,12 @@ func (s *Service) visible(agent *Agent) []*registration {
 	kept := order[:0:0]
 	kpos := map[string]int{}
 	for _, r := range order {
-		if s.admitted(r.def.Name, agent) {
+		if st.admitted(r.def.Name, agent) {
 			kpos[r.def.Name] = len(kept)
 			kept = append(kept, r)
 		}
 	}
-	if l := s.layers[agent]; l != nil {
+	if l := st.layers[agent]; l != nil {
 		for _, r := range l.tools {
 			if i, ok := kpos[r.def.Name]; ok {
 				kept[i] = r
@@ -547,7 +616,7 @@ type ToolSet struct {
 // A failing condition rejects the whole resolution.
 func (s *Service) resolveSet(ctx context.Context, agent *Agent, modelSelection any) (*ToolSet, error) {
 	set := &ToolSet{agent: agent, admitted: map[*registration]bool{}}
-	for _, r := range s.visible(agent) {
+	for _, r := range s.reg().visible(agent) {
 		if r.when == nil {
 			set.admitted[r] = true
 			continue
@@ -578,7 +647,7 @@ func callWhen(ctx context.Context, f WhenFunc, w WhenContext) (ok bool, err erro
 // definitions returns the usable visible definitions.
 func (s *Service) definitions(agent *Agent, set *ToolSet) []*Definition {
 	var out []*Definition
-	for _, r := range s.visible(agent) {
+	for _, r := range s.reg().visible(agent) {
 		if usable(r, set) {
 			out = append(out, r.def)
 		}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/dsl"
 )
@@ -13,9 +14,16 @@ import (
 // executors. Its methods are safe for concurrent use. Registration and
 // listeners go through a [Scope]: [Service.Global] or [Service.Scope].
 type Service struct {
-	mu     sync.RWMutex
-	global *layer
-	layers map[*Agent]*layer
+	mu sync.RWMutex // guards registry changes, executors and transports
+
+	// epoch is the current epoch, with its registry; tx the swap in
+	// progress, if any (see Swap). ended are the epochs swaps ended, in
+	// order, until their calls finished.
+	epoch   atomic.Pointer[epochState]
+	tx      atomic.Pointer[swapTx]
+	swapMu  sync.Mutex
+	epochMu sync.Mutex
+	ended   []*epochState
 
 	executors   map[*Agent]Executor
 	defaultExec Executor
@@ -48,12 +56,12 @@ func WithExecutor(e Executor) Option { return func(s *Service) { s.defaultExec =
 // New returns an empty engine.
 func New(opts ...Option) *Service {
 	s := &Service{
-		global:     newLayer(),
-		layers:     map[*Agent]*layer{},
 		executors:  map[*Agent]Executor{},
 		transports: map[*Definition]*registration{},
 		logger:     slog.New(slog.DiscardHandler),
 	}
+	s.epoch.Store(newEpoch(0, newRegState()))
+	s.pre.svc, s.exec.svc, s.post.svc, s.result.svc, s.change.svc, s.dlog.svc = s, s, s, s, s, s
 	for _, o := range opts {
 		o(s)
 	}
@@ -169,6 +177,9 @@ func (c *Scope) Dispose() {
 	owned := c.owned
 	c.owned, c.disposed = nil, true
 	c.mu.Unlock()
+	if tx := c.svc.openSwap(); tx != nil {
+		tx.disposed(c, owned) // a failed swap gives them back
+	}
 	for _, d := range slices.Backward(owned) {
 		d()
 	}
@@ -259,7 +270,7 @@ func (c *Scope) Resolve(ctx context.Context, modelSelection any) (*ToolSet, erro
 
 // CheckGuards evaluates the guards a call as exec would meet (§2.5).
 func (c *Scope) CheckGuards(ctx context.Context, exec *Execution) (string, error) {
-	return c.svc.checkGuards(ctx, exec)
+	return c.svc.checkGuards(ctx, c.svc.reg(), exec)
 }
 
 // SetExecutor selects the executor for the scope's agent and its

@@ -119,6 +119,25 @@ func (l *Loader) LoadDir(ctx context.Context, root string) ([]*Loaded, []*Diagno
 // together. On failure nothing of it stays registered and the error is a
 // *Diagnostic.
 func (l *Loader) Load(ctx context.Context, root, rel string) (*Loaded, error) {
+	p, err := l.Prepare(ctx, root, rel)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Commit(); err != nil {
+		_ = p.Dispose(context.Background())
+		return nil, asDiagnostic(rel, err)
+	}
+	l.logger().Info("plugin loaded", "plugin", rel, "revision", p.Source.Revision[:12])
+	return p, nil
+}
+
+// Prepare reads and evaluates one plugin, rel relative to root (its host's
+// top level under the load deadline, in fresh interpreter instances), and
+// returns it with its effects recorded but not applied: its Commit applies
+// them (inside engine.Service.Swap, for a reload). On error nothing of it
+// was registered, its interpreters are closed, and the error is a
+// *Diagnostic.
+func (l *Loader) Prepare(ctx context.Context, root, rel string) (*Loaded, error) {
 	h := l.host(rel)
 	if h == nil {
 		return nil, &Diagnostic{File: rel, Message: "no script host loads " + filepath.Ext(rel) + " files"}
@@ -137,22 +156,23 @@ func (l *Loader) Load(ctx context.Context, root, rel string) (*Loaded, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	err = h.Load(lctx, p, src)
 	cancel()
-	if err == nil {
-		err = p.Commit()
-	}
 	if err != nil {
 		_ = p.Dispose(context.Background())
-		var d *Diagnostic
-		if errors.As(err, &d) {
-			if d.File == "" {
-				d.File = rel
-			}
-			return nil, d
-		}
-		return nil, &Diagnostic{File: rel, Message: err.Error(), Err: err}
+		return nil, asDiagnostic(rel, err)
 	}
-	l.logger().Info("plugin loaded", "plugin", rel, "revision", src.Revision[:12])
 	return &Loaded{Plugin: p, Source: src, LoadedAt: time.Now()}, nil
+}
+
+// asDiagnostic locates err in the file rel.
+func asDiagnostic(rel string, err error) *Diagnostic {
+	var d *Diagnostic
+	if errors.As(err, &d) {
+		if d.File == "" {
+			d.File = rel
+		}
+		return d
+	}
+	return &Diagnostic{File: rel, Message: err.Error(), Err: err}
 }
 
 // DisposeAll disposes plugins, each waiting for its in-flight calls until

@@ -297,6 +297,23 @@ func (p *Plugin) Enter() (exit func(), ok bool) {
 	}, true
 }
 
+// Retire removes the plugin's effects from the engine but keeps its
+// interpreters for the calls still running: a hot reload retires the old
+// version inside engine.Service.Swap (so a failed swap gives the effects
+// back), then disposes it once the calls that began before the swap
+// drained. Effects the plugin makes later are removed at once.
+func (p *Plugin) Retire() {
+	p.mu.Lock()
+	scopes := make([]*engine.Scope, 0, len(p.scopes))
+	for _, s := range p.scopes {
+		scopes = append(scopes, s)
+	}
+	p.mu.Unlock()
+	for _, s := range scopes {
+		s.Dispose()
+	}
+}
+
 // Dispose removes every effect of the plugin from the engine, then waits for
 // its in-flight calls to settle, at most until ctx is done, and runs its
 // close hooks. It reports ctx's error when calls were still in flight; their
