@@ -88,8 +88,8 @@ type swapTx struct {
 	epoch Epoch     // the epoch it will start
 	reg   *regState // its registry, a private copy changed in place
 	mu    sync.Mutex
-	undo  []func()             // in order; run backwards on failure
-	after []func()             // once the earlier epochs drained
+	undo  []func()              // in order; run backwards on failure
+	after []func()              // once the earlier epochs drained
 	owned map[*Scope][]Disposer // scopes disposed meanwhile, with what they owned
 }
 
