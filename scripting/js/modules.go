@@ -78,16 +78,23 @@ func (i *instance) hostArgs(vm *goja.Runtime, in []goja.Value) ([]any, context.C
 	// The call on whose behalf the script runs (nil outside any): its end
 	// cancels the work, as does the signal.
 	ctx := i.loop.CallContext()
+	// Trailing undefined arguments are absent: readFile(path, undefined) is
+	// readFile(path).
+	for len(in) > 0 && goja.IsUndefined(in[len(in)-1]) {
+		in = in[:len(in)-1]
+	}
 	if n := len(in); n > 0 {
-		if o, ok := in[n-1].(*goja.Object); ok {
+		if o, ok := in[n-1].(*goja.Object); ok && o.ClassName() == "Object" {
 			if sig := o.Get("signal"); sig != nil && !goja.IsUndefined(sig) && i.isSignal(sig) {
 				base := ctx
 				if base == nil {
 					base = context.Background()
 				}
 				ctx = i.ctxFromSignal(vm, base, sig)
-				in = append(append([]goja.Value(nil), in[:n-1]...), i.withoutSignal(vm, o))
 			}
+			// The trailing options object: without its signal, and without
+			// members set to undefined ({limit: args.limit} when it has none).
+			in = append(append([]goja.Value(nil), in[:n-1]...), i.hostOptions(vm, o))
 		}
 	}
 	out := make([]any, len(in))
@@ -107,8 +114,8 @@ func (i *instance) isSignal(v goja.Value) bool {
 	return err == nil && r.ToBoolean()
 }
 
-func (i *instance) withoutSignal(vm *goja.Runtime, o *goja.Object) goja.Value {
-	f, _ := goja.AssertFunction(i.abort.Get("withoutSignal"))
+func (i *instance) hostOptions(vm *goja.Runtime, o *goja.Object) goja.Value {
+	f, _ := goja.AssertFunction(i.abort.Get("hostOptions"))
 	r, err := f(goja.Undefined(), o)
 	if err != nil {
 		return o

@@ -27,6 +27,7 @@ var textModule = js.Module{Name: "text", Funcs: map[string]js.AsyncFunc{
 		}
 	},
 	"fail": func(context.Context, []any) (any, error) { return nil, errors.New("plain failure") },
+	"args": func(_ context.Context, args []any) (any, error) { return args, nil },
 	"park": func(ctx context.Context, _ []any) (any, error) {
 		parked <- ctx
 		<-ctx.Done()
@@ -116,6 +117,19 @@ func TestHostModules(t *testing.T) {
 		case <-work.Done():
 		case <-time.After(5 * time.Second):
 			t.Fatal("the listener's leftover host work was not cancelled")
+		}
+	})
+	t.Run("undefined trailing arguments and option members are absent, as in JSON", func(t *testing.T) {
+		e := load(t, map[string]string{"m.js": tool("a", `{type: "json"}`, `
+			const text = require("dsh/text");
+			const c = new AbortController();
+			return [await text.args("p", undefined), await text.args("p", { limit: undefined, offset: 2, signal: c.signal }, undefined),
+			        await text.args("p", [1])];`)}, withText)
+		if len(e.diags) > 0 {
+			t.Fatal(e.diagnostics())
+		}
+		if got := e.call(t, "a", nil); !strings.Contains(got, `"value":[["p"],["p",{"offset":2}],["p",[1]]]`) {
+			t.Errorf("got %s", got)
 		}
 	})
 	t.Run("a rejected host call is a thrown error in the script", func(t *testing.T) {

@@ -3,7 +3,7 @@
 // needs, so a script that later replaces globals cannot change its behaviour.
 (function (global, setTimeout, clearTimeout) {
   "use strict";
-  const freeze = Object.freeze, defineProperty = Object.defineProperty, assign = Object.assign;
+  const freeze = Object.freeze, defineProperty = Object.defineProperty, assign = Object.assign, keys = Object.keys;
   const SIG = Symbol("dsh.signal");
 
   class AbortSignal {
@@ -70,7 +70,15 @@
     newController() { return new AbortController(); },
     abort(controller, message) { controller.abort(makeError("AbortError", message)); },
     isSignal(v) { return v instanceof AbortSignal; },
-    withoutSignal(o) { const c = assign({}, o); delete c.signal; return c; },
+    // A host function's options as the Go side gets them: a copy without
+    // signal and without members set to undefined (absent, as in JSON).
+    hostOptions(o) {
+      const c = assign({}, o);
+      delete c.signal;
+      const ks = keys(c);
+      for (let i = 0; i < ks.length; i++) if (c[ks[i]] === undefined) delete c[ks[i]];
+      return c;
+    },
     onAbort(signal, fn) { if (signal._s.aborted) { fn(); return; } signal._s.listeners.push({ fn, once: true }); },
     setReporter(fn) { reportError = fn; },
   });
