@@ -848,8 +848,8 @@ declare module "dsh/fs" {
     mode: number;
     mtimeMs: number;
   };
-  /** Takes no options: it is quick and not cancellable. */
-  export function stat(path: string): Promise<Stat>;
+  /** Quick; its only option is the signal every dsh/fs function takes. */
+  export function stat(path: string, options?: Cancellable): Promise<Stat>;
 
   export type DirEntry = {
     name: string;
