@@ -271,12 +271,13 @@ func TestPluginFilesFollowsTheFileRules(t *testing.T) {
 	root := writeFiles(t, map[string]string{
 		"a.ts": "", "b.js": "", "c.mjs": "", "d.lua": "", "types.d.ts": "", "_x.ts": "", ".y.js": "",
 		"lib/m.ts": "", "deep/lib/m.js": "", "deep/e.ts": "", "notes.md": "", ".git/hooks/h.js": "",
+		"types/dsh.lua": "---@meta dsh\n-- declarations\n", "f.lua": "-- ---@meta is not first\n",
 	})
 	got, err := scripting.PluginFiles(root, []string{".ts", ".js", ".mjs", ".lua"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"a.ts", "b.js", "c.mjs", "d.lua", "deep/e.ts"}; !slices.Equal(got, want) {
+	if want := []string{"a.ts", "b.js", "c.mjs", "d.lua", "deep/e.ts", "f.lua"}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
 )
 
 // language is one script language dsh mounts: the host that loads its
@@ -28,6 +29,12 @@ func languages(logger *slog.Logger, modules []scripting.Module) []language {
 			host:     &js.Host{Logger: logger, Modules: modules},
 			declFile: "dsh.d.ts",
 			decls:    js.Declarations,
+		},
+		{
+			name:     "Lua",
+			host:     &lua.Host{Logger: logger, Modules: modules},
+			declFile: "dsh.lua",
+			decls:    lua.Declarations,
 		},
 	}
 }

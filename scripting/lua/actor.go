@@ -1,0 +1,435 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/lua/internal/luavalue"
+)
+
+// maxDepth bounds how many calls an instance serves nested while its Lua
+// code waits in a re-entrant host call (tools.call, a listener's next()).
+const maxDepth = 64
+
+// instance is one Lua state running one plugin, owned by one goroutine: every
+// call into it is a job on its queue, run by that goroutine. The fields
+// after "owner-goroutine state" are touched only by that goroutine.
+type instance struct {
+	pool   *pool
+	replay bool
+	busy   atomic.Int64 // calls in flight on this instance
+
+	jobs      chan *job
+	quit      chan struct{} // closed by close
+	dead      chan struct{} // closed when the owner goroutine has exited
+	closeOnce sync.Once
+	// kill is cancelled when the instance is interrupted or closed: the
+	// state's context (while a deadline applies) and every coroutine's, so
+	// that running Lua code stops at its next instruction.
+	kill       context.Context
+	killCancel context.CancelCauseFunc
+
+	tokensMu sync.Mutex // the cleanups of dropped tokens run on other goroutines
+	tokens   map[weak.Pointer[engine.Token]]*glua.LUserData
+
+	// owner-goroutine state
+	L             *glua.LState
+	conv          *luavalue.Converter
+	stack         []*frame // the calls running, innermost last
+	wantInstances int      // what the top level asked for (1 by default)
+	topDone       bool     // the top level finished: later effects are pinned
+	seq           int      // effects made so far, in order; their key
+	callbacks     map[int]glua.LValue
+	defined       map[weak.Pointer[glua.LTable]]*defined // define_tool results, forgotten with them
+	swept         int                                    // the size of defined after its last sweep
+	dsh           *glua.LTable                           // the dsh module
+	results       map[*glua.LTable]*engine.Result
+	mts           metatables
+}
+
+// callSpec describes one call into the plugin.
+type callSpec struct {
+	what    string        // names the callback in errors: `tool "x"`, "a tools/pre-execute listener"
+	body    bool          // a tool body (or the top level): the caller's cancellation interrupts it after the grace period
+	timeout time.Duration // for other callbacks: the deadline from when the script starts
+}
+
+// job is one call queued onto an instance.
+type job struct {
+	f     *frame
+	run   func(i *instance, L *glua.LState, f *frame) (any, error)
+	reply chan reply
+}
+
+type reply struct {
+	v   any
+	err error
+}
+
+// frame is a call running on the instance (the owner's stack of them grows
+// when calls are served nested).
+type frame struct {
+	spec     callSpec
+	caller   context.Context        // what the script's signal stands for
+	timedOut atomic.Bool            // the callback's own deadline passed
+	cause    atomic.Value           // error: why this frame interrupted the instance
+	release  []func()               // run when the call settles
+	raised   map[*glua.LTable]error // the error tables the host raised in this call
+	deadline bool                   // a deadline applies: the state checks its context
+
+	mu       sync.Mutex
+	finished bool                      // the call returned: its timers do nothing
+	hostCtxs []context.CancelCauseFunc // host calls to cancel at the deadline
+}
+
+// errTimedOut reports a script call cut by its own deadline.
+type errTimedOut struct {
+	what string
+	d    time.Duration
+}
+
+func (e *errTimedOut) Error() string {
+	ms, _ := dsl.Marshal(float64(e.d) / float64(time.Millisecond))
+	return fmt.Sprintf("%s timed out after %sms", e.what, ms)
+}
+
+// errInterrupted is the cause of an instance interrupted by another call's
+// deadline, or closed while a call ran.
+var errInterrupted = errors.New("the plugin's Lua instance was interrupted")
+
+// aborted reports whether the frame's signal is aborted, and why.
+func (f *frame) aborted() (bool, string) {
+	if f.timedOut.Load() {
+		return true, (&errTimedOut{what: f.spec.what, d: f.spec.timeout}).Error()
+	}
+	if err := f.caller.Err(); err != nil {
+		if c := context.Cause(f.caller); c != nil {
+			return true, c.Error()
+		}
+		return true, err.Error()
+	}
+	return false, ""
+}
+
+// hostCtx returns the ctx a host call made by this frame runs under: it is
+// cancelled when the call's signal aborts or the instance is interrupted.
+func (f *frame) hostCtx(kill context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(f.caller)
+	stop := context.AfterFunc(kill, func() { cancel(errInterrupted) })
+	if f.spec.timeout > 0 {
+		f.mu.Lock()
+		f.hostCtxs = append(f.hostCtxs, cancel)
+		f.mu.Unlock()
+		if f.timedOut.Load() {
+			cancel(&errTimedOut{what: f.spec.what, d: f.spec.timeout})
+		}
+	}
+	return ctx, func() { stop(); cancel(nil) }
+}
+
+// startInstance starts the owner goroutine, which makes the state.
+func startInstance(pl *pool, replay bool) (*instance, error) {
+	kill, killCancel := context.WithCancelCause(context.Background())
+	i := &instance{
+		pool: pl, replay: replay,
+		jobs: make(chan *job), quit: make(chan struct{}), dead: make(chan struct{}),
+		kill: kill, killCancel: killCancel,
+		tokens:    map[weak.Pointer[engine.Token]]*glua.LUserData{},
+		callbacks: map[int]glua.LValue{}, defined: map[weak.Pointer[glua.LTable]]*defined{},
+	}
+	ready := make(chan error, 1)
+	go i.loop(ready)
+	if err := <-ready; err != nil {
+		<-i.dead
+		return nil, err
+	}
+	return i, nil
+}
+
+// loop is the owner goroutine: it makes the state, then runs jobs until the
+// instance is closed or interrupted.
+func (i *instance) loop(ready chan<- error) {
+	defer close(i.dead)
+	if err := i.setup(); err != nil {
+		ready <- err
+		return
+	}
+	defer i.L.Close()
+	ready <- nil
+	for {
+		select {
+		case j := <-i.jobs:
+			i.runJob(j)
+			if i.broken() {
+				return
+			}
+		case <-i.quit:
+			return
+		}
+	}
+}
+
+// broken reports whether the instance was interrupted or closed.
+func (i *instance) broken() bool { return i.kill.Err() != nil }
+
+// close stops the instance; a call running in it is interrupted.
+func (i *instance) close() {
+	i.closeOnce.Do(func() {
+		i.killCancel(errInterrupted)
+		close(i.quit)
+	})
+}
+
+// interrupt stops the Lua code running in the instance, which is then
+// discarded.
+func (i *instance) interrupt(cause error) {
+	i.killCancel(cause)
+}
+
+// do runs a call on the instance and returns its result. The caller blocks;
+// the instance's goroutine runs the script.
+//
+// The call's deadline timers are armed here, on the caller's goroutine, once
+// the instance took the job: the instance's goroutine is busy running the
+// script, and a timer it armed could wait for it to be preempted (a
+// scheduler period) before firing.
+func (i *instance) do(ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
+	f := newFrame(spec, ctx)
+	j := &job{f: f, run: run, reply: make(chan reply, 1)}
+	select {
+	case i.jobs <- j:
+	case <-i.dead:
+		return nil, i.deadError()
+	case <-i.quit:
+		return nil, i.deadError()
+	}
+	defer i.arm(f)()
+	select {
+	case r := <-j.reply:
+		return r.v, r.err
+	case <-i.kill.Done():
+	}
+	// The instance was interrupted: its goroutine replies as soon as the Lua
+	// code unwinds, unless it is stuck in Go code; then the call ends anyway.
+	t := time.NewTimer(i.pool.host.grace())
+	defer t.Stop()
+	select {
+	case r := <-j.reply:
+		return r.v, r.err
+	case <-t.C:
+		return nil, &errCallInterrupted{what: spec.what, cause: i.deadError()}
+	}
+}
+
+func (i *instance) deadError() error {
+	if c := context.Cause(i.kill); c != nil && !errors.Is(c, errInterrupted) {
+		return c
+	}
+	return errInterrupted
+}
+
+// newFrame is the frame of a call with spec and the caller's ctx. A
+// deadline applies to a body whose ctx can be done, and to any other
+// callback with a timeout.
+func newFrame(spec callSpec, ctx context.Context) *frame {
+	return &frame{spec: spec, caller: ctx, deadline: spec.body && ctx.Done() != nil || !spec.body && spec.timeout > 0}
+}
+
+// runJob runs one call on the owner goroutine, on the main state (also when
+// it is served nested while a coroutine waits in a host call).
+func (i *instance) runJob(j *job) {
+	if i.broken() {
+		j.reply <- reply{err: i.deadError()}
+		return
+	}
+	if len(i.stack) >= maxDepth {
+		j.reply <- reply{err: fmt.Errorf("%s: the plugin's Lua instance is re-entered more than %d calls deep", j.f.spec.what, maxDepth)}
+		return
+	}
+	v, err := i.runFrame(j.f, j.run)
+	j.reply <- reply{v: v, err: err}
+}
+
+// runNested runs a script callback in the trip of the call running now (a
+// body's render), under its own deadlines.
+func (i *instance) runNested(spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
+	f := newFrame(spec, context.Background())
+	defer i.arm(f)()
+	return i.runFrame(f, run)
+}
+
+// runFrame runs one script call on the owner goroutine.
+func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
+	L := i.L
+	// The state checks its context at every instruction, which slows tight
+	// loops: it is set only while a deadline applies.
+	restore := false
+	if f.deadline && L.Context() == nil {
+		L.SetContext(i.kill)
+		restore = true
+	}
+	running := L.G.CurrentThread
+	L.G.CurrentThread = L
+	i.stack = append(i.stack, f)
+	top := L.GetTop()
+
+	v, err := i.call(L, run, f)
+
+	L.SetTop(top)
+	i.stack = i.stack[:len(i.stack)-1]
+	L.G.CurrentThread = running
+	if restore {
+		L.RemoveContext()
+	}
+	f.mu.Lock()
+	f.finished = true // its timers can no longer interrupt the instance
+	f.mu.Unlock()
+	for _, r := range f.release {
+		r()
+	}
+	if i.broken() {
+		v, err = nil, i.interruptedError(f)
+	}
+	return v, err
+}
+
+// arm sets a call's deadlines: for a body (and the top level) the caller's
+// cancellation, for other callbacks their own timeout from now. At the
+// deadline the script's signal aborts; a grace period later the instance is
+// interrupted, unless the call finished. The interrupt timer is armed up
+// front when the deadline is known. It returns a function that disarms them.
+func (i *instance) arm(f *frame) (stop func()) {
+	if !f.deadline {
+		return func() {}
+	}
+	grace := i.pool.host.grace()
+	ctx, spec := f.caller, f.spec
+	var hard *time.Timer
+	kill := func(cause error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.finished {
+			return
+		}
+		f.cause.Store(causeBox{cause})
+		i.interrupt(cause)
+	}
+	if spec.body {
+		if d, ok := ctx.Deadline(); ok {
+			hard = time.AfterFunc(time.Until(d)+grace, func() { kill(context.Cause(ctx)) })
+		}
+		stopCaller := context.AfterFunc(ctx, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.finished {
+				return
+			}
+			if hard == nil {
+				hard = time.AfterFunc(grace, func() { kill(context.Cause(ctx)) })
+			} else if d, ok := ctx.Deadline(); !ok || time.Until(d) > 0 {
+				hard.Reset(grace) // cancelled before its deadline
+			}
+		})
+		return func() {
+			stopCaller()
+			f.mu.Lock()
+			if hard != nil {
+				hard.Stop()
+			}
+			f.mu.Unlock()
+		}
+	}
+	// One timer: at the timeout it aborts the signal and rearms itself for
+	// the grace period, then it interrupts.
+	to := &errTimedOut{what: spec.what, d: spec.timeout}
+	f.mu.Lock() // the timer's function reads hard under it
+	defer f.mu.Unlock()
+	hard = time.AfterFunc(spec.timeout, func() {
+		if !f.timedOut.Swap(true) {
+			f.mu.Lock()
+			for _, c := range f.hostCtxs {
+				c(to)
+			}
+			if !f.finished {
+				hard.Reset(grace)
+			}
+			f.mu.Unlock()
+			return
+		}
+		kill(to)
+	})
+	return func() {
+		f.mu.Lock()
+		hard.Stop()
+		f.mu.Unlock()
+	}
+}
+
+type causeBox struct{ err error }
+
+// interruptedError is the error of a call whose instance was interrupted.
+func (i *instance) interruptedError(f *frame) error {
+	var cause error
+	if c, ok := f.cause.Load().(causeBox); ok {
+		cause = c.err
+	} else {
+		cause = context.Cause(i.kill)
+	}
+	var to *errTimedOut
+	if errors.As(cause, &to) {
+		return to
+	}
+	if cause == nil {
+		cause = errInterrupted
+	}
+	return &errCallInterrupted{what: f.spec.what, cause: cause}
+}
+
+// call runs a frame's function, turning a Go panic into an error.
+func (i *instance) call(L *glua.LState, run func(i *instance, L *glua.LState, f *frame) (any, error), f *frame) (v any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %v", f.spec.what, r)
+		}
+	}()
+	return run(i, L, f)
+}
+
+// current returns the innermost call running on the instance.
+func (i *instance) current() *frame {
+	if len(i.stack) == 0 {
+		return nil
+	}
+	return i.stack[len(i.stack)-1]
+}
+
+// await runs work (a nested pipeline call, the rest of a listener chain) on
+// another goroutine while the owner goroutine keeps serving the instance's
+// queue, so that calls the work makes back into this plugin run (nested)
+// instead of deadlocking.
+func (i *instance) await(work func() (any, error)) (any, error) {
+	done := make(chan reply, 1)
+	go func() {
+		v, err := work()
+		done <- reply{v, err}
+	}()
+	for {
+		select {
+		case r := <-done:
+			return r.v, r.err
+		case j := <-i.jobs:
+			i.runJob(j)
+		case <-i.kill.Done():
+			return nil, errInterrupted
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
+)
+
+// invoke runs a script callback of the plugin on an instance: the pinned one
+// for a key registered from a call, the least busy otherwise. spec names the
+// callback and sets its deadline; run calls the script on the instance's
+// goroutine and converts its result there.
+//
+// A tool body (spec.body) runs under the caller's ctx: when it is cancelled
+// the script's signal aborts and, after the grace period, the script is
+// interrupted. Every other callback (listeners, guards, renderers…) runs
+// whatever the caller does, as the pipeline awaits a slow listener: the
+// caller's cancellation only aborts the script's signal, and the callback's
+// own deadline (spec.timeout, from when the script starts) interrupts it.
+func (pl *pool) invoke(key int, ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
+	exit, ok := pl.plugin.Enter()
+	if !ok {
+		return nil, errDisposed
+	}
+	defer exit()
+	inst, err := pl.instanceFor(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	inst.busy.Add(1)
+	defer inst.busy.Add(-1)
+	return inst.do(ctx, spec, run)
+}
+
+// key records a callback under the next effect key.
+//
+// Effects of the top level get keys in order (0, 1, …), the same on every
+// instance, which replays the top level. Effects made later, from a call
+// (a registration inside a body), get a key unique in the pool and are
+// pinned to the instance that made them: the others do not have them.
+func (i *instance) key(cb glua.LValue) int {
+	if i.topDone {
+		k := i.pool.pin(i)
+		i.callbacks[k] = cb
+		return k
+	}
+	k := i.seq
+	i.seq++
+	i.callbacks[k] = cb
+	return k
+}
+
+// callback returns the function stored at key, or its field name when the
+// stored value is a definition table.
+func (i *instance) callback(key int, name string) (glua.LValue, *glua.LTable, error) {
+	obj := i.callbacks[key]
+	if obj == nil {
+		return nil, nil, errGone
+	}
+	if name == "" {
+		if !isFunction(obj) {
+			return nil, nil, errors.New("the script callback is not a function")
+		}
+		return obj, nil, nil
+	}
+	t, ok := obj.(*glua.LTable)
+	if !ok {
+		return nil, nil, errors.New("the script definition is not a table")
+	}
+	fn := t.RawGetString(name)
+	if !isFunction(fn) {
+		return nil, nil, fmt.Errorf("%s is not a function", name)
+	}
+	return fn, t, nil
+}
+
+// pcall calls fn with args in protected mode and returns its first result;
+// a script error comes back as a Go error (see thrown).
+func (i *instance) pcall(L *glua.LState, fn glua.LValue, args ...glua.LValue) (glua.LValue, error) {
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	if err := sandbox.Call(L, len(args), 1); err != nil {
+		return nil, i.thrown(err)
+	}
+	v := L.Get(-1)
+	L.Pop(1)
+	return v, nil
+}
+
+// toLua converts a Go value (lossless, as the engine hands them over) for
+// the script; dsl.Undefined is nil.
+func (i *instance) toLua(v any) glua.LValue {
+	if _, undef := v.(dsl.Undefined); undef {
+		return glua.LNil
+	}
+	return i.conv.ToLua(v)
+}
+
+// throw raises err in the script as an error table {name, message, code?},
+// whose tostring is the message; a coded error keeps its name and code. The
+// table is remembered for the current call, so that when the script lets it
+// through, the Go error comes back unchanged.
+func (i *instance) throw(L *glua.LState, err error) {
+	t := L.CreateTable(0, 3)
+	var coded engine.CodedError
+	if errors.As(err, &coded) {
+		t.RawSetString("name", glua.LString(coded.Name()))
+		t.RawSetString("code", glua.LString(coded.Code()))
+	} else {
+		t.RawSetString("name", glua.LString("Error"))
+	}
+	t.RawSetString("message", glua.LString(err.Error()))
+	t.Metatable = i.mts.err
+	if f := i.current(); f != nil {
+		if f.raised == nil {
+			f.raised = map[*glua.LTable]error{}
+		}
+		f.raised[t] = err
+	}
+	L.Error(t, 1)
+}
+
+// positionPrefix is the "file.lua:12: " Lua puts before an error message.
+var positionPrefix = regexp.MustCompile(`^([^\s:]+\.lua):(\d+): `)
+
+// stripPosition removes a leading "file.lua:line: " from a message.
+func stripPosition(msg string) string {
+	if loc := positionPrefix.FindStringIndex(msg); loc != nil {
+		return msg[loc[1]:]
+	}
+	return msg
+}
+
+// thrown converts what a script raised into a Go error: an error table this
+// host raised is its Go error again; a table with a string message is that
+// message, keeping name and code as a coded error when both are strings; a
+// string is itself, without the "file.lua:line: " Lua puts in front (the
+// position is logged at debug level, with the traceback).
+func (i *instance) thrown(err error) error {
+	var ae *glua.ApiError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	if t, ok := ae.Object.(*glua.LTable); ok {
+		for k := len(i.stack) - 1; k >= 0; k-- {
+			if e, ok := i.stack[k].raised[t]; ok {
+				return e
+			}
+		}
+	}
+	e := thrownValue(ae.Object)
+	i.pool.log.Debug("script error", "error", e.Error(), "stack", ae.StackTrace)
+	return e
+}
+
+// thrownValue is the Go error of a raised Lua value, read without calling
+// script code.
+func thrownValue(v glua.LValue) error {
+	switch x := v.(type) {
+	case glua.LString:
+		return errors.New(stripPosition(string(x)))
+	case glua.LNumber:
+		return errors.New(x.String())
+	case *glua.LTable:
+		msg, ok := x.RawGetString("message").(glua.LString)
+		if !ok {
+			return errors.New("(error object is a table value)")
+		}
+		name, nok := x.RawGetString("name").(glua.LString)
+		code, cok := x.RawGetString("code").(glua.LString)
+		if nok && cok && name != "" && code != "" {
+			return engine.NewError(string(name), string(code), string(msg))
+		}
+		return errors.New(string(msg))
+	}
+	return fmt.Errorf("(error object is a %s value)", v.Type())
+}
+
+// callID formats a nested call id.
+func callID(parent string, n int) string { return parent + ":call:" + strconv.Itoa(n) }
+
+// what strings are built once per definition.
+func toolWhat(name, part string) string {
+	if part == "" {
+		return fmt.Sprintf("tool %q", name)
+	}
+	return fmt.Sprintf("tool %q %s", name, part)
+}
+
+// listenerSpec is the call spec of a non-body callback.
+func (pl *pool) listenerSpec(what string) callSpec {
+	return callSpec{what: what, timeout: pl.host.listenerTimeout()}
+}
+
+// noTimeout marks a tools/execute wrapper, which encloses the body and so has
+// no deadline of its own.
+const noTimeout time.Duration = 0

@@ -1,0 +1,72 @@
+// Package lua is dsh's Lua host: it runs plugins with gopher-lua, one
+// sandboxed state per interpreter instance, and binds the dsh module
+// (define_tool, tools, on, log, null, array, object and the capability
+// modules) to the engine through the scripting package.
+//
+// Every script callback a plugin registers is called through its pool: the
+// call goes to one of the plugin's instances as a job on that instance's
+// queue, served by the one goroutine that owns its state; values cross by
+// Go-side conversion (scripting/lua/internal/luavalue), and the result
+// comes back on a channel. A plugin that calls dsh.instances(N) runs N
+// instances, each replaying the top level; a call goes to the least busy.
+//
+// Deadlines. A call's signal (exec.signal.aborted()) turns true first: for a
+// tool body when its caller's ctx is done (the timeout wrapper's deadline
+// or a cancellation), for every other callback when the caller's ctx is
+// done or its own deadline (Host.ListenerTimeout, from when it starts)
+// passes. If the script has not returned a grace period (Host.Grace) after
+// that deadline, the state's context is cancelled: the Lua code stops at its
+// next instruction, pcall cannot catch it (the sandbox re-raises), and the
+// instance is discarded; the next call is served by a fresh instance that
+// replays the top level. The state checks its context at every instruction,
+// which slows tight loops, so the context is set only while a deadline
+// applies. Host functions (the capability modules) receive the call's ctx,
+// so a blocked one returns when its call is cancelled.
+//
+// Blocking. Lua code is synchronous. A capability function (dsh.fs.read_file,
+// dsh.process.run, …) blocks its instance until it returns: the instance
+// serves no other call meanwhile, and with instances: N the others serve.
+// tools.call, a listener's next() and registrations made after the top level
+// (which emit tools/change) may call back into the same plugin: while Lua
+// code waits in one of those, the instance serves the calls queued for it,
+// nested on its stack (which is how a wrapper's next() reaches a body of the
+// same plugin). The waiting call resumes only after a call served meanwhile
+// returns; nesting is bounded (64 calls deep).
+//
+// Choices where the spec is silent:
+//   - Errors raised in Lua by a string keep Lua's "file.lua:line: " prefix
+//     inside the script (pcall sees it), and lose it in the call's failure
+//     message (the position is logged at debug level with the traceback).
+//     A raised table with a string message is that message, with its name
+//     and code as the failure's info when both are strings. Other raised
+//     values read as "(error object is a <type> value)".
+//   - The host raises its own errors as tables {name, message, code?} whose
+//     tostring is the message and which concatenate like strings; a coded Go
+//     error (a capability module's ENOENT, JsonSchemaError) keeps its name
+//     and code. One that a script lets through is the Go error again.
+//   - Diagnostics are "file:line: message" for runtime errors of the top
+//     level (Lua reports no columns) and "file:line:col: message" for syntax
+//     errors.
+//   - Messages that are literals of the design keep its names:
+//     "defineTool(x): timeoutMs must be a positive finite number", "tool "x"
+//     must declare output { schema, render, presentationMeta? }".
+//   - Lua tables have no key order: objects a script returns come out with
+//     sorted keys, so define_tool's properties (and its "required" list and
+//     argument violations) are in sorted order. define_tool keeps the
+//     compiled schemas it made, so register uses them as compiled.
+//   - exec.arguments and a body's args are the same table, the call's own
+//     copy; every other table the host hands a script is a fresh copy too,
+//     so a script changing one affects nothing else. Execution objects,
+//     signals and tokens are read-only userdata.
+//   - A listener or wrapper returning nil (a forgotten `return next()`)
+//     fails closed with a message saying so; a guard returning "" fails
+//     closed (the engine's guards abstain with "").
+//   - A tools/execute wrapper cannot replace its execution's signal (Lua has
+//     no AbortController); next() passes the wrapper's own ctx on.
+//   - A registration made from a call (inside a body or listener) lives in
+//     the instance that made it; with instances: N, its calls go there, and
+//     its callbacks are forgotten when it is disposed.
+//   - A body's valid value is rendered (and its presentation_meta computed)
+//     in the same trip into the instance, each under its own listener
+//     deadline, as engine.Prerendered.
+package lua

@@ -1,0 +1,273 @@
+package lua
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	glua "github.com/yuin/gopher-lua"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// on is dsh.on(event, listener, {prepend}) for the six events.
+func (i *instance) on(L *glua.LState, agent *engine.Agent) int {
+	event, _ := L.Get(1).(glua.LString)
+	fn := L.Get(2)
+	if !isFunction(fn) {
+		i.throw(L, fmt.Errorf("on(%q, listener) needs a listener function", string(event)))
+	}
+	var opts []engine.ListenerOption
+	if o, ok := L.Get(3).(*glua.LTable); ok && glua.LVAsBool(o.RawGetString("prepend")) {
+		opts = append(opts, engine.Prepend())
+	}
+	key := i.key(fn)
+	pl := i.pool
+	p := pl.plugin
+	site := i.site(L)
+	var err error
+	var d engine.Disposer
+	switch event {
+	case "tools/pre-execute":
+		if !i.replay {
+			d, err = p.OnPreExecute(site, agent, pl.preExecute(key), opts...)
+		}
+	case "tools/execute":
+		if !i.replay {
+			d, err = p.OnExecute(site, agent, pl.wrapper(key), opts...)
+		}
+	case "tools/post-execute":
+		if !i.replay {
+			d, err = p.OnPostExecute(site, agent, pl.postExecute(key), opts...)
+		}
+	case "tools/result":
+		if !i.replay {
+			d, err = p.OnResult(site, agent, pl.resultObserver(key), opts...)
+		}
+	case "tools/change":
+		if !i.replay {
+			d, err = p.OnChange(site, pl.changeObserver(key))
+		}
+	case "tools/ptc-dispatch-log":
+		if !i.replay {
+			d, err = p.OnDispatchLog(site, agent, pl.dispatchLog(key), opts...)
+		}
+	default:
+		if key < firstDynamicKey {
+			i.seq-- // not an effect
+		}
+		delete(i.callbacks, key)
+		i.throw(L, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", string(event)))
+	}
+	if err != nil {
+		i.forget(key)
+		i.throw(L, err)
+	}
+	L.Push(i.disposer(L, d, key))
+	return 1
+}
+
+// next makes a listener's next(): a Lua function that runs the rest of the
+// Go chain and returns what it decided, converted by settle. The chain runs
+// while the instance serves its queue, so listeners and bodies of this
+// plugin further down run (nested) meanwhile.
+func (i *instance) next(L *glua.LState, f *frame, work func() (any, error), settle func(v any) glua.LValue) *glua.LFunction {
+	return L.NewFunction(func(L *glua.LState) int {
+		if f.finished { // written by this goroutine only
+			i.throw(L, errors.New("next() was called after its listener returned"))
+		}
+		v, err := i.await(work)
+		if err != nil {
+			i.throw(L, err)
+		}
+		L.Push(settle(v))
+		return 1
+	})
+}
+
+// errNoDecision is a listener that returned nothing.
+func errNoDecision(event string) error {
+	return errDecision(event, "it returned nil (return next() to pass the call on)")
+}
+
+// preExecute is a tools/pre-execute listener in the script.
+func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
+	spec := pl.listenerSpec("a tools/pre-execute listener")
+	return func(ctx context.Context, exec *engine.Execution, next func() (engine.PreDecision, error)) (engine.PreDecision, error) {
+		v, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			n := i.next(L, f, func() (any, error) { return next() }, func(v any) glua.LValue {
+				return i.toLua(preJSON(v.(engine.PreDecision)))
+			})
+			r, err := i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, n)
+			if err != nil {
+				return nil, err
+			}
+			if r == glua.LNil {
+				return nil, errNoDecision(preEvent)
+			}
+			g, err := i.conv.ToGo(r, "decision", decisionSchema)
+			if err != nil {
+				return nil, errDecision(preEvent, err.Error())
+			}
+			return preDecision(g)
+		})
+		if err != nil {
+			return engine.PreDecision{}, err
+		}
+		return v.(engine.PreDecision), nil
+	}
+}
+
+// resultSchema makes empty content and additionalContexts tables arrays.
+var resultSchema = dsl.NewObject(dsl.Member{Key: "type", Value: "object"}, dsl.Member{Key: "properties", Value: dsl.NewObject(
+	dsl.Member{Key: "content", Value: arraySchema}, dsl.Member{Key: "additionalContexts", Value: arraySchema})})
+
+// wrapper is a tools/execute wrapper in the script; it has no deadline of
+// its own, as it encloses the body.
+func (pl *pool) wrapper(key int) engine.ExecuteFunc {
+	spec := callSpec{what: "a tools/execute wrapper", timeout: noTimeout}
+	return func(ctx context.Context, exec *engine.Execution, next func(context.Context) *engine.Result) (*engine.Result, error) {
+		v, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			n := i.next(L, f, func() (any, error) { return next(ctx), nil }, func(v any) glua.LValue {
+				return i.resultLua(f, v.(*engine.Result))
+			})
+			r, err := i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, n)
+			if err != nil {
+				return nil, err
+			}
+			if t, ok := r.(*glua.LTable); ok {
+				if res, ok := i.results[t]; ok {
+					return res, nil
+				}
+			}
+			if r == glua.LNil {
+				return nil, errors.New("tools/execute wrapper returned nil, not a result (return next() to pass the call on)")
+			}
+			g, err := i.conv.ToGo(r, "result", resultSchema)
+			if err != nil {
+				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
+			}
+			return resultFrom(g)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v.(*engine.Result), nil
+	}
+}
+
+// postExecute is a tools/post-execute listener in the script.
+func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
+	spec := pl.listenerSpec("a tools/post-execute listener")
+	return func(ctx context.Context, exec *engine.Execution, r *engine.Result, next func() (engine.PostDecision, error)) (engine.PostDecision, error) {
+		v, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			n := i.next(L, f, func() (any, error) { return next() }, func(v any) glua.LValue {
+				return i.toLua(postJSON(v.(engine.PostDecision)))
+			})
+			ret, err := i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, i.toLua(r.JSON()), n)
+			if err != nil {
+				return nil, err
+			}
+			if ret == glua.LNil {
+				return nil, errNoDecision(postEvent)
+			}
+			g, err := i.conv.ToGo(ret, "decision", decisionSchema)
+			if err != nil {
+				return nil, errDecision(postEvent, err.Error())
+			}
+			return postDecision(g)
+		})
+		if err != nil {
+			return engine.PostDecision{}, err
+		}
+		return v.(engine.PostDecision), nil
+	}
+}
+
+// resultObserver is a tools/result observer in the script.
+func (pl *pool) resultObserver(key int) engine.ResultObserver {
+	spec := pl.listenerSpec("a tools/result observer")
+	return func(exec *engine.Execution, r *engine.Result) error {
+		_, err := pl.invoke(key, context.Background(), spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			_, err = i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, i.toLua(r.JSON()))
+			return nil, err
+		})
+		return err
+	}
+}
+
+// changeObserver is a tools/change listener in the script.
+func (pl *pool) changeObserver(key int) engine.ChangeObserver {
+	spec := pl.listenerSpec("a tools/change listener")
+	return func(c engine.Change) error {
+		_, err := pl.invoke(key, context.Background(), spec, func(i *instance, L *glua.LState, _ *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(c.Kind)})
+			if c.Agent != nil {
+				o.Set("agent", c.Agent.ID())
+			}
+			if c.Name != "" {
+				o.Set("name", c.Name)
+			}
+			_, err = i.pcall(L, fn, i.toLua(o))
+			return nil, err
+		})
+		return err
+	}
+}
+
+// dispatchLog is a tools/ptc-dispatch-log listener in the script.
+func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
+	spec := pl.listenerSpec("a tools/ptc-dispatch-log listener")
+	return func(ctx context.Context, e *engine.DispatchLogEntry, next func() ([]engine.Block, error)) ([]engine.Block, error) {
+		v, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+			fn, _, err := i.callback(key, "")
+			if err != nil {
+				return nil, err
+			}
+			entry := L.CreateTable(0, 6)
+			if e.Exec != nil {
+				entry.RawSetString("exec", i.execObject(L, f, e.Exec, nil).ud)
+			}
+			if e.Agent != nil {
+				entry.RawSetString("agent", i.toLua(agentJSON(e.Agent)))
+			}
+			entry.RawSetString("subCallId", glua.LString(e.SubCallID))
+			entry.RawSetString("name", glua.LString(e.Name))
+			entry.RawSetString("isError", glua.LBool(e.IsError))
+			entry.RawSetString("content", i.toLua(engine.ContentJSON(e.Content)))
+			n := i.next(L, f, func() (any, error) { return next() }, func(v any) glua.LValue {
+				return i.toLua(engine.ContentJSON(v.([]engine.Block)))
+			})
+			r, err := i.pcall(L, fn, entry, n)
+			if err != nil {
+				return nil, err
+			}
+			return i.content(r), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v.([]engine.Block), nil
+	}
+}
