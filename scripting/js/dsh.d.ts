@@ -711,7 +711,7 @@ declare module "dsh" {
   export type ResultObserver = (exec: ToolExecution<ToolArguments | undefined>, result: ToolResult) => void | Promise<void>;
 
   export type ToolChange = {
-    kind: "register" | "dispose" | "restrict" | "lift";
+    kind: "register" | "dispose" | "restrict" | "lift" | "swap";
     /** The agent's id for a scoped change; absent for the global layer. */
     agent?: string;
     /** The tool, for register and dispose. */

@@ -291,7 +291,7 @@
 ---@field prepend? boolean Makes the listener outermost.
 
 ---@class dsh.ToolChange
----@field kind "register"|"dispose"|"restrict"|"lift"
+---@field kind "register"|"dispose"|"restrict"|"lift"|"swap"
 ---@field agent? string
 ---@field name? string
 

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -178,17 +180,25 @@ func registrations(effects []scripting.Effect) string {
 }
 
 // checkJSON is check's --json form: {"diagnostics": [{file, line, col,
-// message}], "plugins": [{file, tools: [{name, agent?}], effects: [{kind,
-// name?, agent?, line?}]}]}.
+// message, revision?}], "plugins": [{file, tools: [{name, agent?}],
+// effects: [{kind, name?, agent?, line?}], revision, loadedAt}]}. A
+// revision is the file's content hash (SHA-256, hex), the one "dsh watch"
+// reports; loadedAt is when the plugin loaded, as JavaScript's toISOString
+// writes it.
 func checkJSON(s *session, loaded []loadedPlugin) any {
 	diags := make([]any, 0, len(s.diags))
 	for _, d := range s.diags {
-		diags = append(diags, dsl.NewObject(
+		o := dsl.NewObject(
 			dsl.Member{Key: "file", Value: d.path},
 			dsl.Member{Key: "line", Value: float64(d.d.Line)},
 			dsl.Member{Key: "col", Value: float64(d.d.Col)},
 			dsl.Member{Key: "message", Value: d.d.Message},
-		))
+		)
+		if code, err := os.ReadFile(d.path); err == nil {
+			sum := sha256.Sum256(code)
+			o.Set("revision", hex.EncodeToString(sum[:]))
+		}
+		diags = append(diags, o)
 	}
 	plugins := make([]any, 0, len(loaded))
 	for _, p := range loaded {
@@ -216,7 +226,9 @@ func checkJSON(s *session, loaded []loadedPlugin) any {
 			}
 			effects = append(effects, o)
 		}
-		plugins = append(plugins, dsl.NewObject(dsl.Member{Key: "file", Value: p.path}, dsl.Member{Key: "tools", Value: tools}, dsl.Member{Key: "effects", Value: effects}))
+		plugins = append(plugins, dsl.NewObject(dsl.Member{Key: "file", Value: p.path}, dsl.Member{Key: "tools", Value: tools}, dsl.Member{Key: "effects", Value: effects},
+			dsl.Member{Key: "revision", Value: p.plugin.Revision()},
+			dsl.Member{Key: "loadedAt", Value: p.plugin.LoadedAt.UTC().Format("2006-01-02T15:04:05.000Z")}))
 	}
 	return dsl.NewObject(dsl.Member{Key: "diagnostics", Value: diags}, dsl.Member{Key: "plugins", Value: plugins})
 }
