@@ -1151,3 +1151,17 @@ tools.register(defineTool({
 		}
 	})
 }
+
+func TestAPIListenerArgumentsStayReadable(t *testing.T) {
+	e := load(t, map[string]string{"p.js": apiEcho + `
+const { on } = require("dsh");
+const kept = [];
+on("tools/pre-execute", (exec, next) => { kept.push(exec); return next(); });
+tools.register({ name: "kept", description: "", parameters: { type: "object" }, output: { schema: {}, render: () => [] },
+  execute() { return kept.splice(0).map((x) => [x.callId, x.arguments, Object.isFrozen(x), Object.isFrozen(x.arguments), x.arguments === x.arguments]); } });
+`})
+	apiNoDiags(t, e)
+	e.apiRun(t, context.Background(), engine.Input{CallID: "a1", Name: "echo", Arguments: args(t, `{"text":"hi"}`)})
+	got := e.apiValue(t, "kept", nil)
+	apiWant(t, got, `[["a1",{"text":"hi"},true,true,true],["v1",{},true,true,true]]`)
+}

@@ -27,7 +27,31 @@ type liveExec struct {
 // execFns are the functions every execution object shares; they find their
 // call through `this`, so no function is made per call.
 type execFns struct {
-	getSignal, setSignal, deferContext, concludeTurn goja.Value
+	getSignal, setSignal, getArgs, deferContext, concludeTurn goja.Value
+}
+
+// argsEntry is a listener's execution object's arguments: the snapshot, and
+// its frozen conversion once read.
+type argsEntry struct {
+	snapshot any
+	js       goja.Value
+}
+
+// lazyArgs remembers o's arguments, keyed weakly (entries of collected
+// objects are swept as the map grows), for getArgs.
+func (i *instance) lazyArgs(o *goja.Object, snapshot any) {
+	if i.args == nil {
+		i.args = map[weak.Pointer[goja.Object]]*argsEntry{}
+	}
+	if len(i.args) >= 2*i.argsSwept+64 {
+		for k := range i.args {
+			if k.Value() == nil {
+				delete(i.args, k)
+			}
+		}
+		i.argsSwept = len(i.args)
+	}
+	i.args[weak.Make(o)] = &argsEntry{snapshot: snapshot}
 }
 
 func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
@@ -52,6 +76,24 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			l.current(vm, i, l.st) // the call's own signal exists before it can be replaced
 			l.replacement = call.Argument(0)
 			return goja.Undefined()
+		}),
+		getArgs: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			o, _ := call.This.(*goja.Object)
+			if o == nil {
+				return goja.Undefined()
+			}
+			e := i.args[weak.Make(o)]
+			if e == nil {
+				return goja.Undefined()
+			}
+			if e.js == nil {
+				v, err := i.argsJS(vm, e.snapshot)
+				if err != nil {
+					throw(vm, err)
+				}
+				e.js = v
+			}
+			return e.js
 		}),
 		deferContext: vm.ToValue(func(call goja.FunctionCall) goja.Value {
 			l := this(call)
@@ -104,17 +146,26 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 // and concludeTurn. It is registered as live until release is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
-	args, err := i.argsJS(vm, exec.Arguments())
-	if err != nil {
-		return nil, nil, err
-	}
+	fns := i.execFuncs(vm)
 	set := func(k string, v any) {
 		_ = o.DefineDataProperty(k, vm.ToValue(v), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	set("callId", exec.CallID())
 	set("rootCallId", exec.RootCallID())
 	set("name", exec.Name())
-	_ = o.DefineDataProperty("arguments", args, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	if run != nil {
+		// A body's exec.arguments is its args, converted already.
+		args, err := i.argsJS(vm, exec.Arguments())
+		if err != nil {
+			return nil, nil, err
+		}
+		_ = o.DefineDataProperty("arguments", args, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	} else {
+		// A listener's are converted on first read (a pass-through policy
+		// never reads them), and stay readable after its call settled.
+		i.lazyArgs(o, exec.Arguments())
+		_ = o.DefineAccessorProperty("arguments", fns.getArgs, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
 	if a := exec.Agent(); a != nil {
 		_ = o.DefineDataProperty("agent", i.agentObject(vm, a), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	} else {
@@ -129,7 +180,6 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	// AbortController costs more than the rest of the object. One made after
 	// the call was cancelled starts aborted.
 	live := &liveExec{exec: exec, ctx: ctx, obj: o, st: st, run: run}
-	fns := i.execFuncs(vm)
 	var setter goja.Value
 	if writableSignal {
 		setter = fns.setSignal
@@ -239,8 +289,8 @@ func (i *instance) resultJS(vm *goja.Runtime, r *engine.Result) (goja.Value, err
 // seal makes o non-extensible with the intrinsic captured at setup, so a
 // script that replaced Object.preventExtensions changes nothing.
 func (i *instance) seal(o *goja.Object) {
-	if i.preventExtensions != nil {
-		_, _ = i.preventExtensions(goja.Undefined(), o)
+	if i.realm != nil {
+		_ = i.realm.PreventExtensions(o)
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
 )
 
@@ -283,9 +284,12 @@ type instance struct {
 	modules   map[string]*goja.Object // module cache by resolved path
 	tokensMu  sync.Mutex              // the cleanups of dropped tokens run on other goroutines
 	tokens    map[weak.Pointer[engine.Token]]*goja.Object
-	defined   map[weak.Pointer[goja.Object]]*defined // defineTool results, forgotten with them (loop-owned)
-	swept     int                                    // len(defined) after its last sweep
-	dsh       *goja.Object                           // the dsh module
+	defined   map[weak.Pointer[goja.Object]]*defined   // defineTool results, forgotten with them (loop-owned)
+	swept     int                                      // len(defined) after its last sweep
+	settled   map[string]goja.Value                    // plainSettled's promises (loop-owned)
+	args      map[weak.Pointer[goja.Object]]*argsEntry // listeners' lazy exec.arguments (loop-owned)
+	argsSwept int
+	dsh       *goja.Object // the dsh module
 	live      map[*goja.Object]*liveExec
 	hostMods  map[string]goja.Value
 	outputs   []*tsbuild.Output // of every module run, for stack traces
@@ -293,8 +297,8 @@ type instance struct {
 	lastArgs   *dsl.Object
 	lastArgsJS goja.Value
 	fns        *execFns
-	// preventExtensions is the intrinsic, captured before any script ran.
-	preventExtensions goja.Callable
+	// realm is the runtime's value boundary, prepared before any script ran.
+	realm *jsvalue.Realm
 	results           map[*goja.Object]*engine.Result
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
 // on is on(event, listener, {prepend}) for the six events.
@@ -80,6 +81,9 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func
 	return vm.ToValue(func(goja.FunctionCall) goja.Value {
 		if now != nil {
 			if v, ok := now(); ok {
+				if p := i.plainSettled(vm, v); p != nil {
+					return p
+				}
 				p, resolve, reject := vm.NewPromise()
 				if r, err := settle(vm, v); err != nil {
 					_ = reject(err)
@@ -97,6 +101,48 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func
 			return settle(vm, v)
 		}))
 	})
+}
+
+// plainSettled returns, for the plain allow and accept decisions (no field
+// set), a promise already settled with the decision, made once per instance
+// and frozen with its value: the end of a chain answers the same every time.
+// It returns nil for any other decision.
+func (i *instance) plainSettled(vm *goja.Runtime, v any) goja.Value {
+	var kind string
+	switch d := v.(type) {
+	case engine.PreDecision:
+		if d != engine.Allow() {
+			return nil
+		}
+		kind = "allow"
+	case engine.PostDecision:
+		if d.Kind != engine.PostAccept || d.HasContent || d.HasValue || d.Feedback != nil || d.AdditionalContexts != nil {
+			return nil
+		}
+		kind = "accept"
+	default:
+		return nil
+	}
+	if p := i.settled[kind]; p != nil {
+		return p
+	}
+	val, err := toJS(vm, dsl.NewObject(dsl.Member{Key: "kind", Value: kind}))
+	if err != nil {
+		return nil
+	}
+	p, resolve, _ := vm.NewPromise()
+	_ = resolve(val)
+	pv := vm.ToValue(p)
+	if o, ok := pv.(*goja.Object); ok {
+		if err := jsvalue.Freeze(vm, o); err != nil {
+			return nil
+		}
+	}
+	if i.settled == nil {
+		i.settled = map[string]goja.Value{}
+	}
+	i.settled[kind] = pv
+	return pv
 }
 
 // preExecute is a tools/pre-execute listener in the script.

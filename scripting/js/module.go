@@ -19,10 +19,11 @@ import (
 // setup installs the prelude, console and the dsh module in a fresh runtime.
 func (i *instance) setup(vm *goja.Runtime, prog *goja.Program) error {
 	// The boundary captures its intrinsics before any script runs.
-	if _, err := jsvalue.Prepare(vm); err != nil {
+	realm, err := jsvalue.Prepare(vm)
+	if err != nil {
 		return err
 	}
-	i.preventExtensions, _ = goja.AssertFunction(vm.Get("Object").ToObject(vm).Get("preventExtensions"))
+	i.realm = realm
 	fv, err := vm.RunProgram(prog)
 	if err != nil {
 		return err

@@ -169,6 +169,19 @@ func (r *Realm) Freeze(obj *goja.Object) error {
 	return nil
 }
 
+// PreventExtensions makes obj non-extensible as Object.preventExtensions
+// would, with the built-in captured by NewRealm, as a plain Go call (no
+// entry into the runtime). It refuses a Proxy, whose trap would run.
+func (r *Realm) PreventExtensions(obj *goja.Object) error {
+	if obj == nil || isProxy(obj) {
+		return errors.New("jsvalue: PreventExtensions needs an ordinary object")
+	}
+	if ex := r.vm.Try(func() { r.call(builtinPreventExtensions, obj) }); ex != nil {
+		return fmt.Errorf("jsvalue: preventing extensions threw: %w", ex)
+	}
+	return nil
+}
+
 var proxyType = reflect.TypeFor[goja.Proxy]()
 
 // isProxy reports whether o is a Proxy. A Proxy's ExportType is a constant
