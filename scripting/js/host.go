@@ -298,8 +298,8 @@ type instance struct {
 	lastArgsJS goja.Value
 	fns        *execFns
 	// realm is the runtime's value boundary, prepared before any script ran.
-	realm *jsvalue.Realm
-	results           map[*goja.Object]*engine.Result
+	realm   *jsvalue.Realm
+	results map[*goja.Object]*engine.Result
 }
 
 // moduleHead wraps a CommonJS module's code; it is on the code's first line,
