@@ -1,5 +1,23 @@
 package main
 
-import "github.com/dsh-go/dsh/cmd/dsh/cli"
+import (
+	"os"
+	"runtime/debug"
 
-func main() { cli.Main() }
+	"github.com/dsh-go/dsh/cmd/dsh/cli"
+)
+
+// gcPercent is dsh's default GOGC. Script interpreters allocate a small
+// value per arithmetic result (goja boxes numbers), while the live heap
+// stays small, so the default of 100 collects very often: with two
+// CPU-bound instances on two cores the collector took a third of the time.
+// 400 trades some memory (the heap grows to five times what is live
+// instead of twice) for that throughput. A GOGC in the environment wins.
+const gcPercent = 400
+
+func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
+	cli.Main()
+}
