@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
@@ -159,7 +160,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 				d, err := next()
 				return d, err
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return toJS(vm, preJSON(v.(engine.PreDecision)))
+				return toJS(vm, scripting.PreDecisionJSON(v.(engine.PreDecision)))
 			})
 			return fn(obj, e, n)
 		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
@@ -167,7 +168,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			if err != nil {
 				return nil, fmt.Errorf("tools/pre-execute listener returned an invalid decision: %w", err)
 			}
-			return preDecision(g)
+			return scripting.ReadPreDecision(g)
 		})
 		if err != nil {
 			return engine.PreDecision{}, err
@@ -206,7 +207,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			if err != nil {
 				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
 			}
-			return resultFrom(g)
+			return scripting.ReadResult(g)
 		})
 		if err != nil {
 			return nil, err
@@ -232,7 +233,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			}, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return toJS(vm, postJSON(v.(engine.PostDecision)))
+				return toJS(vm, scripting.PostDecisionJSON(v.(engine.PostDecision)))
 			})
 			return fn(obj, e, rv, n)
 		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
@@ -240,7 +241,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if err != nil {
 				return nil, fmt.Errorf("tools/post-execute listener returned an invalid decision: %w", err)
 			}
-			return postDecision(g)
+			return scripting.ReadPostDecision(g)
 		})
 		if err != nil {
 			return engine.PostDecision{}, err

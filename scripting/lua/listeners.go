@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
 )
 
 // on is dsh.on(event, listener, {prepend}) for the six events.
@@ -101,7 +102,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 				return nil, err
 			}
 			n := i.next(L, f, func() (any, error) { return next() }, func(v any) glua.LValue {
-				return i.toLua(preJSON(v.(engine.PreDecision)))
+				return i.toLua(scripting.PreDecisionJSON(v.(engine.PreDecision)))
 			})
 			r, err := i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, n)
 			if err != nil {
@@ -114,7 +115,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			if err != nil {
 				return nil, errDecision(preEvent, err.Error())
 			}
-			return preDecision(g)
+			return scripting.ReadPreDecision(g)
 		})
 		if err != nil {
 			return engine.PreDecision{}, err
@@ -156,7 +157,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			if err != nil {
 				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
 			}
-			return resultFrom(g)
+			return scripting.ReadResult(g)
 		})
 		if err != nil {
 			return nil, err
@@ -175,7 +176,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 				return nil, err
 			}
 			n := i.next(L, f, func() (any, error) { return next() }, func(v any) glua.LValue {
-				return i.toLua(postJSON(v.(engine.PostDecision)))
+				return i.toLua(scripting.PostDecisionJSON(v.(engine.PostDecision)))
 			})
 			ret, err := i.pcall(L, fn, i.execObject(L, f, exec, nil).ud, i.toLua(r.JSON()), n)
 			if err != nil {
@@ -188,7 +189,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if err != nil {
 				return nil, errDecision(postEvent, err.Error())
 			}
-			return postDecision(g)
+			return scripting.ReadPostDecision(g)
 		})
 		if err != nil {
 			return engine.PostDecision{}, err

@@ -1,6 +1,12 @@
-package js
+package scripting
+
+// The decision and result shapes scripts return (pipeline.md §3), read
+// strictly and the same way for every language: a host converts the
+// script's value to the Go form of JSON (package dsl) and reads it here, so
+// JavaScript and Lua listeners fail closed with the same messages.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -41,9 +47,9 @@ func optString(o *dsl.Object, key, event string) (string, error) {
 	return s, nil
 }
 
-// preDecision reads a script's pre-execute decision, strictly: anything but
+// ReadPreDecision reads a script's pre-execute decision, strictly: anything but
 // the design's shapes fails closed.
-func preDecision(v any) (engine.PreDecision, error) {
+func ReadPreDecision(v any) (engine.PreDecision, error) {
 	o, ok := v.(*dsl.Object)
 	if !ok {
 		return engine.PreDecision{}, errDecision(preEvent, "a decision must be an object")
@@ -131,8 +137,8 @@ func errorInfo(v any) (*engine.ErrorInfo, error) {
 	return &info, nil
 }
 
-// preJSON is a decision as next() resolves for a script.
-func preJSON(d engine.PreDecision) any {
+// PreDecisionJSON is a pre-execute decision as next() resolves for a script.
+func PreDecisionJSON(d engine.PreDecision) any {
 	o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(d.Kind)})
 	if d.Reason != "" {
 		o.Set("reason", d.Reason)
@@ -146,8 +152,8 @@ func preJSON(d engine.PreDecision) any {
 	return o
 }
 
-// postDecision reads a script's post-execute decision.
-func postDecision(v any) (engine.PostDecision, error) {
+// ReadPostDecision reads a script's post-execute decision.
+func ReadPostDecision(v any) (engine.PostDecision, error) {
 	o, ok := v.(*dsl.Object)
 	if !ok {
 		return engine.PostDecision{}, errDecision(postEvent, "a decision must be an object")
@@ -208,8 +214,8 @@ func contextsOf(o *dsl.Object) ([]engine.Message, error) {
 	return out, nil
 }
 
-// postJSON is a post decision as next() resolves for a script.
-func postJSON(d engine.PostDecision) any {
+// PostDecisionJSON is a post-execute decision as next() resolves for a script.
+func PostDecisionJSON(d engine.PostDecision) any {
 	o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(d.Kind)})
 	if d.HasContent {
 		o.Set("content", engine.ContentJSON(d.Content))
@@ -230,9 +236,9 @@ func postJSON(d engine.PostDecision) any {
 	return o
 }
 
-// resultFrom reads a result a wrapper authored: {isError, value?, error?,
+// ReadResult reads a result a wrapper authored: {isError, value?, error?,
 // content, meta?, additionalContexts?}.
-func resultFrom(v any) (*engine.Result, error) {
+func ReadResult(v any) (*engine.Result, error) {
 	o, ok := v.(*dsl.Object)
 	if !ok {
 		return nil, fmt.Errorf("tools/execute wrapper returned %s, not a result object", jsonText(v))
@@ -279,4 +285,9 @@ func resultFrom(v any) (*engine.Result, error) {
 	}
 	r.AdditionalContexts = ctxs
 	return r, nil
+}
+
+// errDecision reports a malformed decision: the listener then fails closed.
+func errDecision(event, why string) error {
+	return errors.New(event + " listener returned an invalid decision: " + why)
 }
