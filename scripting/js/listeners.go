@@ -2,7 +2,6 @@ package js
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -335,7 +334,3 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 	}
 }
 
-// errDecision reports a malformed decision: the listener then fails closed.
-func errDecision(event, why string) error {
-	return errors.New(event + " listener returned an invalid decision: " + why)
-}
