@@ -333,4 +333,3 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 		return v.([]engine.Block), nil
 	}
 }
-
