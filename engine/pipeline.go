@@ -465,6 +465,11 @@ func callMeta(f func(args, value any) (any, error), args, value any) (m any, err
 	return f(args, value)
 }
 
+// LosslessContent reports whether blocks are lossless JSON content, as the
+// pipeline requires of what render returns: a host that renders in the
+// body's trip (Prerendered) stops there too when they are not.
+func LosslessContent(blocks []Block) bool { return contentLossless(blocks) }
+
 // contentLossless reports whether blocks are lossless JSON; a block whose
 // JSON method panics is not.
 func contentLossless(blocks []Block) (ok bool) {

@@ -317,6 +317,9 @@ func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name stri
 	}
 	blocks, _ := convertContent(i, vm, rv)
 	pre.Content = blocks.([]engine.Block)
+	if !engine.LosslessContent(pre.Content) {
+		return pre, nil // the pipeline stops at content that is not lossless
+	}
 	out, _ := i.callbacks[key].Get("output").(*goja.Object)
 	if out == nil {
 		return pre, nil

@@ -236,8 +236,8 @@ func (i *instance) prerender(key int, done *atomic.Pointer[engine.Prerendered], 
 	}
 	pre = &engine.Prerendered{Value: value, Content: blocks.([]engine.Block)}
 	done.Store(pre)
-	if !hasMeta {
-		return pre, nil
+	if !hasMeta || !engine.LosslessContent(pre.Content) {
+		return pre, nil // no meta, or the pipeline stops at content that is not lossless
 	}
 	m, err := i.runNested(meta, func(i *instance, L *glua.LState, _ *frame) (any, error) {
 		return i.callMeta(L, key, args, value)
