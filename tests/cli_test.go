@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 
 	"github.com/dsh-go/dsh/cmd/dsh/cli"
 )
@@ -24,7 +25,22 @@ import (
 // TestMain registers dsh as a testscript command: scripts that run it
 // re-execute this test binary, which then runs cli.Main.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){"dsh": cli.Main})
+	testscript.Main(leakChecked{m}, map[string]func(){"dsh": cli.Main})
+}
+
+// leakChecked runs the tests, then fails the run if goroutines the in-process
+// tests started (interpreters' loops, watchers, host work) outlive them.
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // TestCLI runs testdata/script/*.txtar. Besides the standard commands,
