@@ -20,7 +20,15 @@
 //     the pipeline awaits a slow listener.
 //   - A guard that returns "" fails closed (the engine's guards abstain with
 //     ""), as does a decision with a key its kind does not take.
-//   - A body's args and exec.arguments are the same frozen object.
+//   - A body's args and exec.arguments are the same frozen object. An
+//     execution object's own properties are callId, rootCallId, name,
+//     arguments, agent and parent; signal (an accessor, writable in
+//     tools/execute wrappers) and a body's deferContext and concludeTurn are
+//     inherited from a frozen prototype shared by the instance's execution
+//     objects, as a class's methods would be. A listener's exec.arguments is
+//     converted when first read, and stays readable after its call settled.
+//   - host functions take trailing undefined arguments, and options members
+//     set to undefined, as absent (as JSON does); dsh/path is synchronous.
 //   - A registration a call makes (inside a body or listener) lives in the
 //     instance that made it; with instances: N, its calls go there.
 //   - Errors the dsh module raises have name "Error" (coded ones their own

@@ -28,6 +28,11 @@ type liveExec struct {
 // call through `this`, so no function is made per call.
 type execFns struct {
 	getSignal, setSignal, getArgs, deferContext, concludeTurn goja.Value
+
+	// The prototypes of execution objects: Object.prototype's children
+	// with signal, read-only (listenerProto) or writable (wrapperProto),
+	// and for bodies with deferContext and concludeTurn too.
+	listenerProto, wrapperProto, bodyProto *goja.Object
 }
 
 // argsEntry is a listener's execution object's arguments: the snapshot, and
@@ -109,6 +114,19 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			return goja.Undefined()
 		}),
 	}
+	proto := func(setter goja.Value, methods bool) *goja.Object {
+		p := vm.NewObject()
+		_ = p.DefineAccessorProperty("signal", i.fns.getSignal, setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		if methods {
+			_ = p.DefineDataProperty("deferContext", i.fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+			_ = p.DefineDataProperty("concludeTurn", i.fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		}
+		i.seal(p)
+		return p
+	}
+	i.fns.listenerProto = proto(nil, false)
+	i.fns.wrapperProto = proto(i.fns.setSignal, false)
+	i.fns.bodyProto = proto(nil, true)
 	return i.fns
 }
 
@@ -142,8 +160,9 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments (frozen), agent, parent (a token object, the same for the
-// same token), signal (writable in wrappers), and, for bodies, deferContext
-// and concludeTurn. It is registered as live until release is called.
+// same token) of its own, and, from its prototype, signal (writable in
+// wrappers) and, for bodies, deferContext and concludeTurn. It is registered
+// as live until release is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
 	fns := i.execFuncs(vm)
@@ -180,14 +199,16 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	// AbortController costs more than the rest of the object. One made after
 	// the call was cancelled starts aborted.
 	live := &liveExec{exec: exec, ctx: ctx, obj: o, st: st, run: run}
-	var setter goja.Value
-	if writableSignal {
-		setter = fns.setSignal
-	}
-	_ = o.DefineAccessorProperty("signal", fns.getSignal, setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
-	if run != nil {
-		_ = o.DefineDataProperty("deferContext", fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
-		_ = o.DefineDataProperty("concludeTurn", fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	// signal (an accessor) and a body's deferContext and concludeTurn are
+	// the same for every execution object: they live on a frozen prototype
+	// made once per instance, and find their call through this.
+	switch {
+	case run != nil:
+		_ = o.SetPrototype(fns.bodyProto)
+	case writableSignal:
+		_ = o.SetPrototype(fns.wrapperProto)
+	default:
+		_ = o.SetPrototype(fns.listenerProto)
 	}
 	i.seal(o)
 	if i.live == nil {
