@@ -27,7 +27,7 @@
 //     inherited from a frozen prototype shared by the instance's execution
 //     objects, as a class's methods would be. A listener's exec.arguments is
 //     converted when first read, and stays readable after its call settled.
-//   - host functions take trailing undefined arguments, and options members
+//   - Host functions take trailing undefined arguments, and options members
 //     set to undefined, as absent (as JSON does); dsh/path is synchronous.
 //   - A registration a call makes (inside a body or listener) lives in the
 //     instance that made it; with instances: N, its calls go there.
