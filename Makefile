@@ -47,18 +47,17 @@ show() { printf '$$ cat %s\n' "$$1"; cat $(EXAMPLES)/$$1; };
 
 ## demo: a model's tool calls (scripts/examples/demo.calls.json) through the
 ## example plugins, in a fresh temporary workspace: the cards, the session
-## log and its replay (which must draw the same cards), then a Lua tool.
+## log and its replay (which must draw the same cards). The tools are in
+## JavaScript, TypeScript and Lua (scripts/examples/demo/text_stats.lua).
 demo: build
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; mkdir "$$tmp/ws"; \
-	flags=(--scripts scripts/examples/plugins --workspace "$$tmp/ws"); \
-	echo '$$ dsh --scripts scripts/examples/plugins --workspace $$WS --approve allow --log session.jsonl run scripts/examples/demo.calls.json'; \
+	flags=(--scripts scripts/examples/plugins --scripts scripts/examples/demo --workspace "$$tmp/ws"); \
+	echo '$$ dsh --scripts scripts/examples/plugins --scripts scripts/examples/demo --workspace $$WS --approve allow --log session.jsonl run scripts/examples/demo.calls.json'; \
 	$(DSH) "$${flags[@]}" --approve allow --log "$$tmp/session.jsonl" run scripts/examples/demo.calls.json | tee "$$tmp/live.txt"; \
 	echo; echo "session.jsonl: $$(wc -l <"$$tmp/session.jsonl") events, a tool/call and a tool/result per call; the first two:"; \
 	cut -c 1-100 "$$tmp/session.jsonl" | head -n 2 | sed 's/$$/…/'; \
 	$(DSH) "$${flags[@]}" replay "$$tmp/session.jsonl" 2>/dev/null | cmp -s - "$$tmp/live.txt"; \
-	echo '$$ dsh replay session.jsonl    # draws the same cards (checked)'; \
-	echo; echo '$$ dsh --scripts scripts/examples/lua call word_count '"'"'{"text": "and in Lua too"}'"'"; \
-	$(DSH) --scripts scripts/examples/lua --workspace "$$tmp/ws" call word_count '{"text": "and in Lua too"}'
+	echo '$$ dsh replay session.jsonl    # draws the same cards (checked)'
 
 ## demo-schema: the schema commands, step by step, on the example schemas.
 demo-schema: build

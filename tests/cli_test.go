@@ -57,7 +57,8 @@ func (l leakChecked) Run() int {
 //     requires exit status CODE (Linux only: guard scripts with [linux]);
 //
 // and the variables $EXAMPLES, the directory of the example schemas the
-// demo uses, $PLUGINS, the example plugins, and $DEMO, the demo's calls.
+// demo uses, $PLUGINS, the example plugins, $DEMO, the demo's calls, and
+// $DEMOPLUGINS, the demo's own plugins (its Lua tool).
 func TestCLI(t *testing.T) {
 	examples, err := filepath.Abs(filepath.Join("..", "scripts", "examples", "schemas"))
 	if err != nil {
@@ -71,6 +72,10 @@ func TestCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	demoPlugins, err := filepath.Abs(filepath.Join("..", "scripts", "examples", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,
@@ -80,6 +85,7 @@ func TestCLI(t *testing.T) {
 			env.Setenv("EXAMPLES", examples)
 			env.Setenv("PLUGINS", plugins)
 			env.Setenv("DEMO", demo)
+			env.Setenv("DEMOPLUGINS", demoPlugins)
 			env.Setenv("NO_COLOR", "")
 			return nil
 		},
@@ -195,7 +201,7 @@ func cmdPty(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(prog, args[3:]...)
 	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = []string{"PWD=" + cmd.Dir}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "NO_COLOR", "EXAMPLES", "PLUGINS", "DEMO"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "NO_COLOR", "EXAMPLES", "PLUGINS", "DEMO", "DEMOPLUGINS"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
 	cmd.Stderr = ts.Stderr()
