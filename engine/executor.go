@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+
+	"github.com/dsh-go/dsh/dsl"
 )
 
 // defaultMaxParallel is the executor's cap on bodies in flight.
@@ -58,6 +60,28 @@ type BatchResult struct {
 	Results            []CallResult
 	AdditionalContexts []Message
 	Concluded          bool
+}
+
+// JSON is the batch result in the design's shape: {"results": [{"callId",
+// "result"}], "additionalContexts": [...], "concluded"}, each result as
+// [Result.JSON] writes it.
+func (br *BatchResult) JSON() any {
+	results := make([]any, 0, len(br.Results))
+	for _, cr := range br.Results {
+		results = append(results, dsl.NewObject(
+			dsl.Member{Key: "callId", Value: cr.CallID},
+			dsl.Member{Key: "result", Value: cr.Result.JSON()},
+		))
+	}
+	contexts := make([]any, 0, len(br.AdditionalContexts))
+	for _, m := range br.AdditionalContexts {
+		contexts = append(contexts, m.JSON())
+	}
+	return dsl.NewObject(
+		dsl.Member{Key: "results", Value: results},
+		dsl.Member{Key: "additionalContexts", Value: contexts},
+		dsl.Member{Key: "concluded", Value: br.Concluded},
+	)
 }
 
 // BatchError is an internal scheduler failure (not a tool failure). It

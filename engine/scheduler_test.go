@@ -1299,3 +1299,15 @@ func TestAnEmptyBatchReturnsNoResults(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+func TestBatchResultJSON(t *testing.T) {
+	svc := engine.New()
+	cfMustRegister(t, svc.Global(), cfEchoDef("echo"))
+	br, err := svc.Global().Execute(context.Background(), engine.Batch{Calls: []engine.ToolCallBlock{{ID: "c1", Name: "echo", Arguments: `{"text":"hi"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfJSON(t, br.JSON()); got != `{"results":[{"callId":"c1","result":{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}]}}],"additionalContexts":[],"concluded":false}` {
+		t.Errorf("got %s", got)
+	}
+}

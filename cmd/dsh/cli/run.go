@@ -200,7 +200,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 	}
 
 	if o.json {
-		if err := writeJSONLine(o.stdout, batchResultJSON(total)); err != nil {
+		if err := writeJSONLine(o.stdout, total.JSON()); err != nil {
 			return err
 		}
 	} else {
@@ -234,28 +234,6 @@ func (s *session) runBatch(ctx context.Context, b batchOf, rec *recorder) (*engi
 		return be.Committed, be
 	}
 	return res, err
-}
-
-// batchResultJSON is the batch result in the design's shape:
-// {"results": [{"callId", "result"}], "additionalContexts": [...],
-// "concluded"}, each result as the engine writes it.
-func batchResultJSON(br *engine.BatchResult) *dsl.Object {
-	results := make([]any, 0, len(br.Results))
-	for _, cr := range br.Results {
-		results = append(results, dsl.NewObject(
-			dsl.Member{Key: "callId", Value: cr.CallID},
-			dsl.Member{Key: "result", Value: cr.Result.JSON()},
-		))
-	}
-	contexts := make([]any, 0, len(br.AdditionalContexts))
-	for _, m := range br.AdditionalContexts {
-		contexts = append(contexts, m.JSON())
-	}
-	return dsl.NewObject(
-		dsl.Member{Key: "results", Value: results},
-		dsl.Member{Key: "additionalContexts", Value: contexts},
-		dsl.Member{Key: "concluded", Value: br.Concluded},
-	)
 }
 
 // writeJSONLine writes v as one line of canonical JSON.
