@@ -32,9 +32,6 @@ type call struct {
 	wrapperErr error
 }
 
-// epochOf is the epoch of exec's call.
-func epochOf(exec *Execution) Epoch { return exec.epoch }
-
 // resolve returns the call's registration in the registry of its epoch.
 func (c *call) resolve() *registration {
 	return c.svc.resolveIn(c.ep.reg.Load(), c.exec.name, c.exec.agent, c.exec.toolSet)
@@ -142,7 +139,7 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 	if s.pre.empty() {
 		return Allow(), nil
 	}
-	it := s.pre.iter(epochOf(exec))
+	it := s.pre.iter(exec.epoch)
 	end := func() bool { return it.end(exec.agent) }
 	exec.endPre.Store(&end)
 	defer exec.endPre.Store(nil)
@@ -571,7 +568,7 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 	if s.post.empty() {
 		return Accept(), nil
 	}
-	it := s.post.iter(epochOf(exec))
+	it := s.post.iter(exec.epoch)
 	end := func() bool { return it.end(exec.agent) }
 	exec.endPost.Store(&end)
 	defer exec.endPost.Store(nil)
@@ -680,7 +677,7 @@ func (s *Service) notifyResult(exec *Execution, r *Result) {
 	if s.result.empty() {
 		return
 	}
-	it := s.result.iter(epochOf(exec))
+	it := s.result.iter(exec.epoch)
 	for l := it.next(exec.agent); l != nil; l = it.next(exec.agent) {
 		if err := callObserver(func() error { return l.fn(exec, r) }); err != nil {
 			s.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", exec.name, exec.callID, errorText(err)))

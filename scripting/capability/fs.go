@@ -500,20 +500,26 @@ func (m *fsModule) readDir(ctx context.Context, args []any) (any, error) {
 	})
 }
 
-func (m *fsModule) mkdir(ctx context.Context, args []any) (any, error) {
-	const op = "mkdir"
+// pathRecursive reads the (path, {recursive?}) arguments of mkdir and remove.
+func pathRecursive(op string, args []any) (string, bool, error) {
 	if err := arity(op, args, 2); err != nil {
-		return nil, err
+		return "", false, err
 	}
 	p, err := stringArg(op, "path", args, 0)
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
 	o, err := optionsArg(op, args, 1, "recursive")
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
 	recursive, err := o.boolean("recursive")
+	return p, recursive, err
+}
+
+func (m *fsModule) mkdir(ctx context.Context, args []any) (any, error) {
+	const op = "mkdir"
+	p, recursive, err := pathRecursive(op, args)
 	if err != nil {
 		return nil, err
 	}
@@ -540,18 +546,7 @@ func (m *fsModule) mkdir(ctx context.Context, args []any) (any, error) {
 
 func (m *fsModule) remove(ctx context.Context, args []any) (any, error) {
 	const op = "remove"
-	if err := arity(op, args, 2); err != nil {
-		return nil, err
-	}
-	p, err := stringArg(op, "path", args, 0)
-	if err != nil {
-		return nil, err
-	}
-	o, err := optionsArg(op, args, 1, "recursive")
-	if err != nil {
-		return nil, err
-	}
-	recursive, err := o.boolean("recursive")
+	p, recursive, err := pathRecursive(op, args)
 	if err != nil {
 		return nil, err
 	}

@@ -1165,3 +1165,16 @@ tools.register({ name: "kept", description: "", parameters: { type: "object" }, 
 	got := e.apiValue(t, "kept", nil)
 	apiWant(t, got, `[["a1",{"text":"hi"},true,true,true],["v1",{},true,true,true]]`)
 }
+
+func TestAPIASettledExecutionsSignalIsGone(t *testing.T) {
+	e := load(t, map[string]string{"p.js": apiEcho + `
+const { on } = require("dsh");
+let kept;
+on("tools/pre-execute", (exec, next) => { if (exec.name === "echo") kept = exec; return next(); });
+tools.register({ name: "late", description: "", parameters: { type: "object" }, output: { schema: {}, render: () => [] },
+  execute() { try { return String(kept.signal); } catch (e) { return e.message; } } });
+`})
+	apiNoDiags(t, e)
+	e.apiRun(t, context.Background(), engine.Input{CallID: "a1", Name: "echo", Arguments: args(t, `{"text":"hi"}`)})
+	apiWant(t, e.apiValue(t, "late", nil), `"this execution object is no longer live (its call has settled)"`)
+}

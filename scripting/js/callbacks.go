@@ -56,7 +56,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if out == nil || !out.Valid(g) {
 				return g, nil
 			}
-			return i.prerender(vm, st0(&state), key, name, args, g)
+			return i.prerender(vm, state.Load(), key, name, args, g)
 		})
 		var to *errTimedOut
 		if rt := stateRendering(state.Load()); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
@@ -225,8 +225,6 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 // noView reports whether a presenter returned no view (undefined or null),
 // which is its way to leave the call or result without a card.
 func noView(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
-
-func st0(p *atomic.Pointer[callState]) *callState { return p.Load() }
 
 func stateRendering(st *callState) *renderTimeout {
 	if st == nil {
