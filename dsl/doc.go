@@ -26,7 +26,14 @@
 //     as not lossless), and an array element holding it as a hole: items skip
 //     it and the array is reported as not dense.
 //   - Paths in Snapshot errors write keys that are not identifiers as
-//     ["a b"]; validation messages keep the spec's <p>.<key> form.
+//     ["a b"]; validation messages keep the spec's <p>.<key> form. A path
+//     longer than a few dozen steps keeps its ends and counts the middle
+//     ([WritePath]), and a key longer than 32 bytes is cut, so an error
+//     message stays short however deep or wide the value.
+//   - [Limits] are the bounds of the script boundary, shared by both script
+//     hosts so that JavaScript and Lua refuse a value at the same size with
+//     the same message. Snapshot applies the depth limit; [SnapshotWithin]
+//     applies them all.
 //   - A string that is not valid UTF-8 fails its string node as
 //     "must be a lossless JSON value".
 //   - Unmarshal rejects numbers a float64 does not hold as written: overflow

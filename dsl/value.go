@@ -22,12 +22,18 @@ type Undefined struct{}
 const maxSafeInteger = 1 << 53
 
 // SnapshotError reports the first value a snapshot refused and where it is.
+// Its Path is short however deep the value (see [WritePath]), so the
+// message stays a few hundred characters at most.
 type SnapshotError struct {
 	Path   string // e.g. value.items[3]
 	Reason string // e.g. NaN is not lossless JSON
+	Err    error  // ErrLimit when the value exceeds [Limits], else nil
 }
 
 func (e *SnapshotError) Error() string { return e.Path + ": " + e.Reason }
+
+// Unwrap returns Err.
+func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // Snapshot returns a detached deep copy of v in the Go form of JSON values, or a
 // *SnapshotError naming the path (rooted at "value") of the first value that is
@@ -37,19 +43,29 @@ func (e *SnapshotError) Error() string { return e.Path + ": " + e.Reason }
 // than -0, integers of every kind within ±2^53, json.Number, *Object, []any,
 // map[string]any (whose keys come out sorted), and slices, arrays and
 // string-keyed maps of accepted values. Shared references are copied each time
-// they occur; a value that contains itself is refused.
+// they occur; a value that contains itself is refused, and so is one nested
+// deeper than [DefaultMaxDepth] levels.
 func Snapshot(v any) (any, error) { return SnapshotAt("value", v) }
 
 // SnapshotAt is [Snapshot] with another name for the root of error paths.
 func SnapshotAt(root string, v any) (any, error) {
-	w := walker{copy: true}
+	w := walker{copy: true, maxDepth: DefaultMaxDepth}
+	return w.run(root, v)
+}
+
+// SnapshotWithin is [SnapshotAt] that also refuses a value beyond lim (its
+// zero fields taking their defaults), as the script hosts do. The limits are
+// checked before anything is copied.
+func SnapshotWithin(root string, v any, lim Limits) (any, error) {
+	lim = lim.WithDefaults()
+	w := walker{copy: true, maxDepth: lim.MaxDepth, maxNodes: lim.MaxNodes, maxBytes: lim.MaxBytes}
 	return w.run(root, v)
 }
 
 // CheckLossless returns nil when v is lossless JSON, else the error [Snapshot]
 // would return, without copying anything.
 func CheckLossless(v any) error {
-	w := walker{}
+	w := walker{maxDepth: DefaultMaxDepth}
 	_, err := w.run("value", v)
 	return err
 }
@@ -109,12 +125,20 @@ type walker struct {
 	stack   []frame
 	open    map[identity]int // open containers, once the stack is deep
 	indexed []identity       // the stack prefix that open reflects
+
+	// Limits; maxNodes and maxBytes are not checked when zero.
+	maxDepth, maxNodes, maxBytes int
+	nodes, bytes                 int
 }
 
 func (w *walker) run(root string, v any) (any, error) {
 	out, fr, open, reason := w.enter(v)
 	if reason != "" {
 		return nil, &SnapshotError{Path: root, Reason: reason}
+	}
+	w.nodes = 1
+	if err := w.account(root, out, fr, open); err != nil {
+		return nil, err
 	}
 	if !open {
 		return out, nil
@@ -136,6 +160,15 @@ func (w *walker) run(root string, v any) (any, error) {
 			continue
 		}
 		key, child := f.child()
+		if w.maxBytes > 0 {
+			w.bytes += len(key)
+			if s, ok := child.(string); ok {
+				w.bytes += len(s)
+			}
+			if w.bytes > w.maxBytes {
+				return nil, BytesError(w.path(root), w.maxBytes)
+			}
+		}
 		if plainScalar(child) && (f.kind != frameObject || utf8.ValidString(key)) {
 			// The common case, without the cost of a frame: the scalar is
 			// immutable and kept as the same interface value.
@@ -159,6 +192,21 @@ func (w *walker) run(root string, v any) (any, error) {
 		if reason != "" {
 			return nil, &SnapshotError{Path: w.path(root), Reason: reason}
 		}
+		if s, ok := cout.(string); ok && w.maxBytes > 0 {
+			if _, plain := child.(string); !plain { // a named string type
+				if w.bytes += len(s); w.bytes > w.maxBytes {
+					return nil, BytesError(w.path(root), w.maxBytes)
+				}
+			}
+		}
+		if open {
+			if len(w.stack)+1 > w.maxDepth {
+				return nil, DepthError(w.path(root), w.maxDepth)
+			}
+			if err := w.account(root, nil, cfr, true); err != nil {
+				return nil, err
+			}
+		}
 		if w.copy {
 			if f.dObj != nil {
 				f.dObj.appendNew(key, cout)
@@ -172,6 +220,38 @@ func (w *walker) run(root string, v any) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// account counts a container's children (or, at the root, the root string's
+// bytes) against maxNodes and maxBytes, before any of them is copied. The
+// children's strings and keys are counted as they are reached.
+func (w *walker) account(root string, v any, fr frame, open bool) error {
+	if w.maxNodes == 0 {
+		return nil
+	}
+	at := root
+	if len(w.stack) > 0 {
+		at = w.path(root)
+	}
+	if open && fr.n > w.maxNodes-w.nodes {
+		return NodesError(at, w.maxNodes)
+	}
+	if open {
+		w.nodes += fr.n
+		w.bytes += ValueBytes * fr.n
+	} else {
+		w.bytes += ValueBytes
+		if s, ok := v.(string); ok {
+			w.bytes += len(s)
+		}
+	}
+	if len(w.stack) == 0 && open {
+		w.bytes += ValueBytes // the root container itself
+	}
+	if w.bytes > w.maxBytes {
+		return BytesError(at, w.maxBytes)
+	}
+	return nil
 }
 
 // plainScalar reports whether v is a lossless scalar already in Go form.
@@ -247,41 +327,66 @@ func (w *walker) onStack(id identity) bool {
 // below the top have already moved past the child they descended into.
 func (w *walker) path(root string) string {
 	var b strings.Builder
-	b.WriteString(root)
-	for i := range w.stack {
+	WritePath(&b, root, len(w.stack), func(b *strings.Builder, i int) {
 		f := w.stack[i]
 		if i < len(w.stack)-1 {
 			f.i--
 		}
 		switch f.kind {
 		case frameSlice, frameRList:
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(f.i))
-			b.WriteByte(']')
+			WritePathIndex(b, f.i)
 		default:
 			key, _ := f.child()
-			WritePathKey(&b, key)
+			WritePathKey(b, key)
 		}
-	}
+	})
 	return b.String()
+}
+
+// WritePathIndex appends one array step of a value path: [i].
+func WritePathIndex(b *strings.Builder, i int) {
+	b.WriteByte('[')
+	b.WriteString(strconv.Itoa(i))
+	b.WriteByte(']')
 }
 
 // WritePathKey appends one object step of a value path as [Snapshot] errors
 // render it: .key, or ["key"] (JSON-quoted) when key is not identifier-like.
-// Other value boundaries (the script hosts) use it so that paths read alike.
+// A key longer than 32 bytes is cut, and ends with "…". Other value
+// boundaries (the script hosts) use it so that paths read alike.
 func WritePathKey(b *strings.Builder, key string) {
 	if isIdentifier(key) {
 		b.WriteByte('.')
+		if len(key) > pathKey {
+			b.WriteString(key[:pathKey]) // ASCII
+			b.WriteString("…")
+			return
+		}
 		b.WriteString(key)
 		return
 	}
-	b.WriteByte('[')
-	if q, ok := appendJSONString(nil, key); ok {
-		b.Write(q)
-	} else {
-		b.WriteString(strconv.Quote(key)) // invalid UTF-8: only from Go input
+	b.WriteString(`["`)
+	var buf [16]byte
+	n := 0
+	for i := 0; i < len(key); {
+		r, size := utf8.DecodeRuneInString(key[i:])
+		var piece []byte
+		if r == utf8.RuneError && size == 1 {
+			// Invalid UTF-8, only from Go input: \xff, as strconv.Quote has it.
+			piece = append(buf[:0], '\\', 'x', lowerHex[key[i]>>4], lowerHex[key[i]&0xf])
+		} else {
+			q, _ := appendJSONString(buf[:0], key[i:i+size])
+			piece = q[1 : len(q)-1]
+		}
+		if n+len(piece) > pathKey {
+			b.WriteString("…")
+			break
+		}
+		b.Write(piece)
+		n += len(piece)
+		i += size
 	}
-	b.WriteByte(']')
+	b.WriteString(`"]`)
 }
 
 func isIdentifier(s string) bool {

@@ -42,16 +42,33 @@
 //   - A guard denies by returning a non-empty reason; "" abstains.
 //   - Definition.Timeout is a time.Duration: zero means none, negative is
 //     refused with the spec's timeoutMs message.
-//   - Where the spec's prose and its behaviour list disagree on a registry
-//     message, the upstream implementation's literal text is used: a
-//     duplicate global tool says "register through that agent's `agent.ctx`
-//     instead", and restrict from the global scope "requires a scoped context
-//     (agent.ctx)".
+//   - A duplicate global tool's message names the script API, as the spec's
+//     prose does: "register through that agent's scope, `tools.scope(id)`,
+//     instead". Restrict from the global scope keeps the upstream literal,
+//     "requires a scoped context (agent.ctx)".
 //   - A tools/pre-execute decision carrying fields its kind does not take, or
 //     an unknown kind, fails closed like a throwing listener; so does a
 //     post-execute decision of an unknown kind.
 //   - A throwing content projector (ProjectContent) is a pipeline failure:
 //     the call's result is that error, and finalizeContent still runs.
+//
+// # Nested calls
+//
+// A call made from inside another (a tool body's or a listener's
+// tools.call, a PTC sub-call) passes the calling execution's token as
+// [Input.Parent]. The engine bounds nesting for every host at once, Go, JS
+// and Lua alike: a call whose chain from the root call to itself is longer
+// than [MaxNestingDepth] (64, the Lua host's per-instance bound) fails with
+// "tool calls are nested more than 64 deep", and the calls nested under one
+// root call, at every depth together, share a budget of [NestedCallBudget]
+// (1,000): past it, each fails with `the call "<root call id>" made more
+// than 1000 nested tool calls` (the id shortened to 64 bytes). Both are
+// ToolNestingError / [CodeNestingLimit] failures, made at creation like the
+// other early failures: no policy, guard or body runs for such a call, its
+// finalizer and tools/result observers do. So a listener that calls the tool
+// it guards, or a fan-out of 8 calls per level, ends quickly as a failed
+// nested call that its caller sees as a result. [WithMaxNestingDepth] and
+// [WithNestedCallBudget] change the bounds.
 //
 // # Hot reload
 //
@@ -64,4 +81,15 @@
 // outside a swap behave as before: every call sees them at once, and a
 // table's iteration stays live. [Service.Drain] waits for an ended epoch's
 // calls, after which what the swap removed is forgotten.
+//
+// Keeping its epoch to its end is a deliberate departure from the
+// reference's live re-resolution inside a call: a call re-resolves its tool
+// (at the body, and when a result is rebuilt) only within its own epoch's
+// registry, so a hot reload never hands it a mix of versions. Between calls
+// nothing is pinned: each call of a batch resolves its tool, and joins the
+// current epoch, at its own start, so a tool that an earlier call of the
+// batch registered or replaced serves the later ones. A step's [ToolSet]
+// fixes only the outcome of the activation conditions ([When]): an
+// unconditional registration is usable whenever it is visible, and a
+// conditional one made after the step was resolved waits for the next step.
 package engine

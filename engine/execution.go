@@ -49,7 +49,17 @@ func (a *Agent) isOrDescends(anc *Agent) bool {
 
 // Token is the opaque identity of one execution. Tokens compare by pointer
 // and never cross a log, model or process boundary.
-type Token struct{ _ byte }
+type Token struct {
+	depth int       // calls on the chain from the root to this one, itself included
+	tree  *callTree // shared by every call nested under the same root
+}
+
+// callTree is what the calls nested under one root call share: the root's
+// id and how many nested calls have begun under it (see WithNestedCallBudget).
+type callTree struct {
+	rootID string
+	nested atomic.Int64
+}
 
 // Input is what a caller hands the pipeline for one call.
 type Input struct {

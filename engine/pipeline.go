@@ -42,11 +42,12 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	exec := &Execution{
 		callID: in.CallID, rootCallID: in.RootCallID, name: in.Name,
 		agent: in.Agent, parent: in.Parent, schema: in.Schema, toolSet: in.ToolSet,
-		token: &Token{},
 	}
 	if exec.rootCallID == "" {
 		exec.rootCallID = exec.callID
 	}
+	var limit *ToolError // a nested call past the depth or its root's budget
+	exec.token, limit = s.nest(in.Parent, exec.callID)
 	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
 	exec.epoch = c.ep.n
 	// C2: the visible definition, and whether the surface is collapsed.
@@ -69,6 +70,10 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	}
 	exec.arguments = args
 	c.run = &Run{Execution: exec}
+	// Nesting bounds: like the checks above, before any policy runs.
+	if limit != nil {
+		return c, stageFinal, errorResult(limit)
+	}
 	// C5
 	if collapsed {
 		if aborted {
@@ -77,6 +82,24 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 		return c, stageFinal, errorResult(errCollapsed(in.Name))
 	}
 	return c, stageDispatch, nil
+}
+
+// nest mints a call's token under parent (nil for a root call) and says
+// whether the call breaks a nesting bound: the depth first, then the budget
+// of its root, which every nested call counts against, failing ones included.
+func (s *Service) nest(parent *Token, callID string) (*Token, *ToolError) {
+	if parent == nil || parent.tree == nil {
+		return &Token{depth: 1, tree: &callTree{rootID: callID}}, nil
+	}
+	t := &Token{depth: parent.depth + 1, tree: parent.tree}
+	n := t.tree.nested.Add(1)
+	switch {
+	case t.depth > s.maxDepth:
+		return t, errTooDeep(s.maxDepth)
+	case n > s.nestedBudget:
+		return t, errOverBudget(t.tree.rootID, s.nestedBudget)
+	}
+	return t, nil
 }
 
 // prepare is §3.2 (P1–P7): pre-execute, approval and guards.

@@ -197,7 +197,7 @@ func (s *Service) register(agent *Agent, def *Definition, opts []RegisterOption)
 		l := st.layerFor(agent, true)
 		if _, ok := l.byName[name]; ok {
 			if agent == nil {
-				dup = fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)", name)
+				dup = fmt.Errorf("tool %q is already registered (for a per-agent variant, register through that agent's scope, `tools.scope(id)`, instead)", name)
 			} else {
 				dup = fmt.Errorf("tool %q is already registered in this scope", name)
 			}
@@ -507,16 +507,20 @@ func (st *regState) admitted(name string, agent *Agent) bool {
 	return true
 }
 
-// usable applies a step's tool set: with one, only what it admitted; without,
-// no conditional registration.
+// usable applies a step's tool set. An unconditional registration is usable
+// whenever it is visible, with a set or without, so that what an earlier call
+// of a step registered or replaced serves the later ones; a conditional one
+// only with a set that admitted that very registration (its condition is
+// evaluated once per step, and a conditional registration made since waits
+// for the next step).
 func usable(r *registration, set *ToolSet) bool {
 	if r == nil {
 		return false
 	}
-	if set != nil {
-		return set.admitted[r]
+	if r.when == nil {
+		return true
 	}
-	return r.when == nil
+	return set != nil && set.admitted[r]
 }
 
 // resolve returns the usable registration of name for agent, including the
@@ -606,7 +610,10 @@ func insertAt(kept []*registration, kpos map[string]int, r *registration, orig i
 	return kept
 }
 
-// ToolSet is one step's resolved tool set: the registrations admitted for it.
+// ToolSet is one step's resolved tool set: the outcome of its activation
+// conditions, the conditional registrations admitted for it. Unconditional
+// registrations are usable whenever they are visible: the set does not pin
+// them (see Service.Call on when a call resolves its tool).
 type ToolSet struct {
 	agent    *Agent
 	admitted map[*registration]bool

@@ -163,16 +163,16 @@ func TestConfRegisterValidation(t *testing.T) {
 		cfExpectErr(t, err, `tool "negative-timeout" timeoutMs must be a positive finite number`)
 	})
 
-	t.Run("case 8: the same name twice globally mentions agent.ctx; twice in one scope says already registered in this scope", func(t *testing.T) {
+	t.Run("case 8: the same name twice globally points to tools.scope; twice in one scope says already registered in this scope", func(t *testing.T) {
 		svc := engine.New()
 		cfMustRegister(t, svc.Global(), cfEchoDef("echo"))
 		_, err := svc.Global().Register(cfEchoDef("echo"))
 		if err == nil {
 			t.Fatal("duplicate global registration accepted")
 		}
-		// §2.2.5's prose says "that agent's scope"; case 8 wants agent.ctx:
-		// the upstream literal, which the engine uses, has agent.ctx.
-		cfExpectErr(t, err, "tool \"echo\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)")
+		// §2.2.5's prose says "that agent's scope": the message names the
+		// script API for it (issue 12), not the upstream agent.ctx.
+		cfExpectErr(t, err, "tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `tools.scope(id)`, instead)")
 
 		a := engine.NewAgent("a", nil)
 		cfMustRegister(t, svc.Scope(a), cfEchoDef("mine"))
@@ -816,20 +816,32 @@ func TestConfConditionalRegistrations(t *testing.T) {
 		})
 	})
 
-	t.Run("§2.4: a later replacement or restriction stops calls using the admitted registration", func(t *testing.T) {
+	t.Run("a step's tool set pins only the conditions: a later unconditional replacement serves, a restriction or a conditional replacement stops", func(t *testing.T) {
 		svc := engine.New()
 		a := engine.NewAgent("a", nil)
+		on := true
 		dispose := cfMustRegister(t, svc.Global(), cfConst("tool", "original"))
+		disposeCond := cfMustRegister(t, svc.Global(), cfConst("cond", "cond original"), when(&on))
 		cfMustRegister(t, svc.Global(), cfConst("other", "other"))
 		set, err := svc.Scope(a).Resolve(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		dispose()
-		cfMustRegister(t, svc.Global(), cfConst("tool", "replacement"))
 		in := cfIn("c1", "tool", cfObj())
 		in.Agent, in.ToolSet = a, set
 		cfExpect(t, svc.Call(context.Background(), in), cfCoded(t, `unknown tool "tool"`, "ToolNotFoundError", "UNKNOWN_TOOL"))
+		cfMustRegister(t, svc.Global(), cfConst("tool", "replacement"))
+		if r := svc.Call(context.Background(), in); r.IsError || r.Value != "replacement" {
+			t.Errorf("the replacement with the earlier set: %s", cfResultJSON(t, r))
+		}
+		in.Name = "cond"
+		if r := svc.Call(context.Background(), in); r.IsError || r.Value != "cond original" {
+			t.Errorf("the admitted conditional tool: %s", cfResultJSON(t, r))
+		}
+		disposeCond()
+		cfMustRegister(t, svc.Global(), cfConst("cond", "cond replacement"), when(&on))
+		cfExpect(t, svc.Call(context.Background(), in), cfCoded(t, `unknown tool "cond"`, "ToolNotFoundError", "UNKNOWN_TOOL"))
 		cfMustRestrict(t, svc.Scope(a), engine.Filter{Deny: []string{"other"}})
 		in.Name = "other"
 		cfExpect(t, svc.Call(context.Background(), in), cfCoded(t, `unknown tool "other"`, "ToolNotFoundError", "UNKNOWN_TOOL"))

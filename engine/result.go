@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/dsl"
 )
@@ -126,6 +127,9 @@ const (
 	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
 	CodeUnsupportedSchema     = "UNSUPPORTED_SCHEMA"
 	CodeToolTimeout           = "TOOL_TIMEOUT"
+	// CodeNestingLimit is dsh's own: a nested call past the nesting depth
+	// or past its root's nested-call budget (error name ToolNestingError).
+	CodeNestingLimit = "NESTING_LIMIT"
 )
 
 // The catalogue's literal messages.
@@ -142,6 +146,28 @@ const (
 
 func errUnknownTool(name string) *ToolError {
 	return NewError("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
+}
+
+func errTooDeep(max int) *ToolError {
+	return NewError("ToolNestingError", CodeNestingLimit, fmt.Sprintf("tool calls are nested more than %d deep", max))
+}
+
+func errOverBudget(rootID string, budget int64) *ToolError {
+	return NewError("ToolNestingError", CodeNestingLimit, fmt.Sprintf(
+		"the call %q made more than %d nested tool calls", shortID(rootID), budget))
+}
+
+// shortID bounds an id quoted in a message: a model chooses call ids.
+func shortID(id string) string {
+	const max = 64
+	if len(id) <= max {
+		return id
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }
 
 func errCollapsed(name string) *ToolError {

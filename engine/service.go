@@ -38,7 +38,16 @@ type Service struct {
 
 	approval ApprovalService
 	logger   *slog.Logger
+
+	maxDepth     int   // see WithMaxNestingDepth
+	nestedBudget int64 // see WithNestedCallBudget
 }
+
+// The defaults of [WithMaxNestingDepth] and [WithNestedCallBudget].
+const (
+	MaxNestingDepth  = 64
+	NestedCallBudget = 1000
+)
 
 // Option configures a Service.
 type Option func(*Service)
@@ -53,12 +62,40 @@ func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.logger = l 
 // with a cap of 10 otherwise).
 func WithExecutor(e Executor) Option { return func(s *Service) { s.defaultExec = e } }
 
+// WithMaxNestingDepth bounds how deep calls nest: a call whose chain of
+// parents, from the root call to itself inclusive, is longer than n fails
+// before any policy runs (see [CodeNestingLimit]). The default is
+// [MaxNestingDepth], the same bound as the Lua host's per-instance one; a
+// non-positive n keeps it.
+func WithMaxNestingDepth(n int) Option {
+	return func(s *Service) {
+		if n > 0 {
+			s.maxDepth = n
+		}
+	}
+}
+
+// WithNestedCallBudget bounds how many calls may nest under one root call,
+// at every depth together: the call that would be the (n+1)th fails before
+// any policy runs, and so does every later one under that root. The default
+// is [NestedCallBudget]; a non-positive n keeps it.
+func WithNestedCallBudget(n int) Option {
+	return func(s *Service) {
+		if n > 0 {
+			s.nestedBudget = int64(n)
+		}
+	}
+}
+
 // New returns an empty engine.
 func New(opts ...Option) *Service {
 	s := &Service{
 		executors:  map[*Agent]Executor{},
 		transports: map[*Definition]*registration{},
 		logger:     slog.New(slog.DiscardHandler),
+
+		maxDepth:     MaxNestingDepth,
+		nestedBudget: NestedCallBudget,
 	}
 	s.epoch.Store(newEpoch(0, newRegState()))
 	s.pre.svc, s.exec.svc, s.post.svc, s.result.svc, s.change.svc, s.dlog.svc = s, s, s, s, s, s
@@ -245,8 +282,9 @@ func (c *Scope) Get(name string) *Definition {
 	return nil
 }
 
-// Definitions returns the scope's usable definitions in presentation order;
-// with a step's tool set, only what it admitted.
+// Definitions returns the scope's usable definitions in presentation order:
+// the unconditional ones and, with a step's tool set, the conditional ones it
+// admitted.
 func (c *Scope) Definitions(set *ToolSet) []*Definition { return c.svc.definitions(c.agent, set) }
 
 // Executable returns the definition a call to name would run, or nil (the

@@ -12,4 +12,18 @@
 // Hot reload builds on the same steps: load the new version into a new
 // Plugin, commit it, dispose the old one, which waits (with a deadline) for
 // its in-flight calls before its interpreters close.
+//
+// # Memory
+//
+// Interpreters share the process's heap, and neither goja nor gopher-lua can
+// cap what a script allocates. A [MemoryGuard] bounds it: hand the same guard
+// to every host (the Memory field of js.Host and lua.Host; nil, the
+// default, is off) and the calls whose scripts run while the heap passes its
+// limit fail with a [*MemoryLimitError] ("script exceeded the memory limit
+// (<n> MiB)", errors.Is [ErrMemoryLimit]); their instances are discarded and
+// replaced, and the process lives on. The guard watches the heap, not the
+// resident size: the Go runtime's soft limit (debug.SetMemoryLimit) keeps the
+// two close, and being process-wide it is the embedder's choice. The dsh CLI
+// (--memory-limit, 1024 MiB by default) sets the soft limit to one and a
+// half times the guard's.
 package scripting

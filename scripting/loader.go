@@ -19,13 +19,16 @@ const DefaultLoadTimeout = 5 * time.Second
 
 // Host loads the plugins of one language (JavaScript and TypeScript, Lua).
 type Host interface {
-	// Extensions are the file extensions the host loads, such as ".ts".
+	// Extensions are the file extensions of the plugins the host loads,
+	// such as ".ts".
 	Extensions() []string
 	// Load evaluates src's top level in fresh interpreter instances and makes
 	// its effects through p (they are recorded, and committed by the loader
 	// when Load returns nil). ctx carries the load deadline. An error is the
 	// plugin's diagnostic: a *Diagnostic keeps its position.
 	Load(ctx context.Context, p *Plugin, src Source) error
+	// FileRules are the host's rules for its language's files.
+	FileRules
 }
 
 // Source is one plugin file.
@@ -68,31 +71,13 @@ func (l *Loader) logger() *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-func (l *Loader) extensions() []string {
-	var exts []string
-	for _, h := range l.Hosts {
-		exts = append(exts, h.Extensions()...)
-	}
-	return exts
-}
-
-func (l *Loader) host(rel string) Host {
-	ext := filepath.Ext(rel)
-	for _, h := range l.Hosts {
-		for _, e := range h.Extensions() {
-			if e == ext {
-				return h
-			}
-		}
-	}
-	return nil
-}
+func (l *Loader) host(rel string) Host { return hostOf(l.Hosts, rel) }
 
 // LoadDir loads every plugin of the scripts directory root (the file rules of
 // [PluginFiles]). Each file that fails gives one diagnostic and leaves nothing
 // behind, while the others load. The error is for a root that cannot be read.
 func (l *Loader) LoadDir(ctx context.Context, root string) ([]*Loaded, []*Diagnostic, error) {
-	files, err := PluginFiles(root, l.extensions())
+	files, err := PluginFiles(root, l.Hosts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -23,9 +23,6 @@ const (
 	disposed
 )
 
-// ErrDisposed is returned for effects made by a plugin after its disposal.
-var ErrDisposed = errors.New("the plugin has been disposed")
-
 // Plugin is one script file's effects on the engine: tools, restrictions,
 // guards and listeners. Effects made while its top level runs are recorded
 // and committed together by [Plugin.Commit], or not at all; effects made

@@ -1,6 +1,7 @@
 package scripting
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,9 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,10 @@ import (
 // waits for the calls that began before the swap, before its interpreters
 // are closed anyway (they close as those calls settle).
 const DefaultDisposeTimeout = 30 * time.Second
+
+// DefaultSettle is how long a plugin file must stay empty before the
+// plugin it served is unloaded (see Reloader.Settle).
+const DefaultSettle = time.Second
 
 // renameWait bounds how long the loads of a batch of changes wait for its
 // unloads, so that a renamed plugin is unloaded before it loads again under
@@ -38,16 +41,18 @@ const renameWait = time.Second
 // finish on the old version, which is disposed once they drained. A version
 // that fails to load (a syntax error, a top level that throws, a duplicate
 // tool name) is reported and leaves the old one serving. A file that
-// disappears is unloaded, a new one loaded, a renamed one both. A module
-// (under lib/ or any file a plugin imports) that changes reloads the plugins
-// that import it, directly or through other modules.
+// disappears is unloaded, a new one loaded, a renamed one both. A file that
+// is emptied (nothing but white space) is unloaded only once it has stayed
+// empty for the settle window (see [DefaultSettle]): an editor that saves by
+// truncating the file and writing it a moment later does not drop the
+// plugin's tools and policies in between. An empty file loads nothing. A
+// module (under lib/ or any file a plugin imports) that changes reloads the
+// plugins that import it, directly or through other modules.
 //
 // The importers of a module are found by scanning the sources of the
 // plugins and of the modules they import for literal imports, resolved as
-// the hosts resolve them (JavaScript: require("./lib/x"), import … from
-// "../lib/x", relative to the importing file; Lua: require("lib.x"), below
-// the scripts directory); a plugin with an import that is not a literal
-// (require(name)) is reloaded by any module change.
+// the hosts resolve them (the hosts' [FileRules]); a plugin with an import
+// that is not a literal (require(name)) is reloaded by any module change.
 //
 // Reloads of one plugin are serialized and coalesced: at most one runs and
 // one waits, whatever the rate of writes. An unchanged file (same content
@@ -65,6 +70,10 @@ type Reloader struct {
 	// (DefaultDebounce when zero); a storm of writes is acted on at least
 	// every two periods.
 	Debounce time.Duration
+	// Settle is how long an emptied plugin file must stay empty before
+	// the version it served is unloaded (DefaultSettle when zero). Deleting
+	// the file unloads it at once.
+	Settle time.Duration
 	// DisposeTimeout bounds the wait for an old version's calls
 	// (DefaultDisposeTimeout when zero).
 	DisposeTimeout time.Duration
@@ -100,6 +109,9 @@ const (
 	PluginReloaded ReloadKind = "reloaded" // a new version replaced the one serving
 	PluginUnloaded ReloadKind = "unloaded" // its file went away: no version serves
 	PluginFailed   ReloadKind = "failed"   // a version failed to load; the old one (if any) serves
+	// PluginRestored: after a failed reload, the file is back to the
+	// version serving, which serves it again (nothing is reloaded).
+	PluginRestored ReloadKind = "restored"
 )
 
 // ReloadEvent is one thing that happened to a plugin.
@@ -110,8 +122,9 @@ type ReloadEvent struct {
 	// Revision is the content hash of the version the event is about: the
 	// one now serving, the one unloaded, or the one that failed.
 	Revision string
-	// Previous is, for a reload, the revision it replaced and, for a
-	// failure, the revision still serving ("" when none serves).
+	// Previous is, for a reload, the revision it replaced, for a failure,
+	// the revision still serving ("" when none serves), and for a restore,
+	// the revision that had failed.
 	Previous string
 	Err      *Diagnostic // a failure's diagnostic
 	At       time.Time
@@ -145,6 +158,11 @@ type entry struct {
 	conflict    bool // err came from the commit: another plugin may be in the way
 	running     bool // a worker serves the entry
 	pending     *job // the one job waiting behind the running one
+	// emptySince is when the file was first seen empty while a version
+	// served (zero when it is not), and recheck the timer that looks at it
+	// again once the settle window is over.
+	emptySince time.Time
+	recheck    *time.Timer
 }
 
 // job is one reconciliation of a plugin with its file.
@@ -177,6 +195,13 @@ func (r *Reloader) debounce() time.Duration {
 	return DefaultDebounce
 }
 
+func (r *Reloader) settle() time.Duration {
+	if r.Settle > 0 {
+		return r.Settle
+	}
+	return DefaultSettle
+}
+
 func (r *Reloader) disposeTimeout() time.Duration {
 	if r.DisposeTimeout > 0 {
 		return r.DisposeTimeout
@@ -206,10 +231,9 @@ func (r *Reloader) Start(ctx context.Context) error {
 	r.drainCtx, r.drainCancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.mu.Unlock()
 
-	exts := r.Loader.extensions()
 	files := make([][]string, len(r.Dirs))
 	for i, dir := range r.Dirs {
-		f, err := PluginFiles(dir, exts)
+		f, err := PluginFiles(dir, r.Loader.Hosts)
 		if err != nil {
 			r.abort()
 			return err
@@ -229,7 +253,7 @@ func (r *Reloader) Start(ctx context.Context) error {
 	for i, dir := range r.Dirs {
 		for _, rel := range files[i] {
 			k := pluginKey{dir, rel}
-			imp := scanClosure(dir, rel)
+			imp := scanClosure(r.Loader.Hosts, dir, rel)
 			r.closures[k] = imp
 			for f := range imp.files {
 				if h, ok := hashFile(dir, f); ok {
@@ -282,6 +306,11 @@ func (r *Reloader) Close(ctx context.Context) error {
 	r.workers.Wait()
 
 	r.mu.Lock()
+	for _, e := range r.entries {
+		if e.recheck != nil {
+			e.recheck.Stop()
+		}
+	}
 	var plugins []*Loaded
 	for _, s := range r.statusLocked() {
 		if s.Plugin != nil {
@@ -418,12 +447,31 @@ func (r *Reloader) waitAfter(after []<-chan struct{}) {
 // (re)load it if new or changed (or when forced).
 func (r *Reloader) reconcile(e *entry, j *job) {
 	dir, rel := e.key.dir, e.key.rel
-	code, present := readPlugin(filepath.Join(dir, filepath.FromSlash(rel)))
-	if present && notPlugin(dir, rel) {
-		present = false // it became a LuaLS meta file: unload what served
+	file := filepath.Join(dir, filepath.FromSlash(rel))
+	code, present := readPlugin(file)
+	if present && !isPluginPath(r.Loader.Hosts, dir, rel) {
+		present = false // it became a declaration file: unload what served
 	}
 	r.mu.Lock()
 	cur, hadErr, errRev, conflict := e.cur, e.err != nil, e.errRevision, e.conflict
+	r.mu.Unlock()
+
+	if present && len(bytes.TrimSpace(code)) == 0 {
+		// An empty file loads nothing; one that served is unloaded once
+		// it has stayed empty for the settle window.
+		if cur != nil && !r.settled(e, file) {
+			return
+		}
+		present = false
+	}
+	r.mu.Lock()
+	if present || !e.emptySince.IsZero() {
+		e.emptySince = time.Time{}
+		if e.recheck != nil {
+			e.recheck.Stop()
+			e.recheck = nil
+		}
+	}
 	r.mu.Unlock()
 
 	if !present {
@@ -457,6 +505,10 @@ func (r *Reloader) reconcile(e *entry, j *job) {
 		r.mu.Lock()
 		e.err, e.errRevision, e.conflict = nil, "", false
 		r.mu.Unlock()
+		if hadErr {
+			r.logger().Info("plugin file restored", "plugin", rel, "revision", short(rev), "failed", short(errRev))
+			r.notify(ReloadEvent{Kind: PluginRestored, Dir: dir, File: rel, Revision: rev, Previous: errRev})
+		}
 		return
 	case cur == nil && hadErr && rev == errRev && !(j.retry && conflict):
 		return // the same broken version
@@ -500,6 +552,36 @@ func (r *Reloader) reconcile(e *entry, j *job) {
 		return // closing: a cancelled load is no diagnostic
 	}
 	r.failed(e, j, rev, cur, asDiagnostic(rel, err), false)
+}
+
+// settled reports whether the file of e, found empty while a version
+// serves, has stayed empty for the settle window: since the reloader first
+// saw it empty, or since it was last modified if that is later. If not, it
+// arranges for another look once the window is over.
+func (r *Reloader) settled(e *entry, file string) bool {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.emptySince.IsZero() {
+		e.emptySince = now
+	}
+	since := e.emptySince
+	if fi, err := os.Lstat(file); err == nil && fi.ModTime().After(since) {
+		since = fi.ModTime()
+		if since.After(now) {
+			since = now // a clock ahead of ours
+		}
+	}
+	wait := r.settle() - now.Sub(since)
+	if wait <= 0 {
+		return true
+	}
+	if e.recheck != nil {
+		e.recheck.Stop()
+	}
+	k := e.key
+	e.recheck = time.AfterFunc(wait, func() { r.schedule(k, job{}) })
+	return false
 }
 
 // failed records and reports a version that did not load.
@@ -569,7 +651,7 @@ func (r *Reloader) notify(ev ReloadEvent) {
 
 // rescan records again what a plugin imports.
 func (r *Reloader) rescan(k pluginKey) {
-	imp := scanClosure(k.dir, k.rel)
+	imp := scanClosure(r.Loader.Hosts, k.dir, k.rel)
 	r.mu.Lock()
 	if _, ok := r.entries[k]; ok {
 		r.closures[k] = imp
@@ -620,11 +702,11 @@ func (r *Reloader) handle(paths []string) {
 // among them, and the plugins importing those whose content changed.
 // Unloads go first: the loads wait for them.
 func (r *Reloader) apply(dir string, changed map[string]bool) {
-	exts := r.Loader.extensions()
+	hosts := r.Loader.Hosts
 	targets := map[string]job{}
 	r.mu.Lock()
 	for rel := range changed {
-		if _, known := r.entries[pluginKey{dir, rel}]; known || isPluginPath(rel, exts) && !notPlugin(dir, rel) {
+		if _, known := r.entries[pluginKey{dir, rel}]; known || isPluginPath(hosts, dir, rel) {
 			targets[rel] = job{}
 		}
 	}
@@ -652,7 +734,7 @@ func (r *Reloader) apply(dir string, changed map[string]bool) {
 			continue
 		}
 		for _, m := range mods {
-			if m != k.rel && (imp.files[m] || imp.dynamic && isModulePath(m)) {
+			if m != k.rel && (imp.files[m] || imp.dynamic && moduleHostOf(hosts, m) != nil) {
 				targets[k.rel] = job{force: true}
 				break
 			}
@@ -715,33 +797,6 @@ func filesBelow(dir string) []string {
 	return out
 }
 
-// isPluginPath reports whether a path relative to a scripts directory names
-// a plugin by the rules of PluginFiles (whether it is a regular file aside).
-func isPluginPath(rel string, exts []string) bool {
-	parts := strings.Split(rel, "/")
-	for _, d := range parts[:len(parts)-1] {
-		if d == "lib" || strings.HasPrefix(d, ".") || strings.HasPrefix(d, "_") {
-			return false
-		}
-	}
-	name := parts[len(parts)-1]
-	if name == "" || strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".d.ts") {
-		return false
-	}
-	return slices.Contains(exts, path.Ext(name))
-}
-
-// notPlugin reports whether a file that the path rules take for a plugin is
-// none by its content: a LuaLS meta file (see PluginFiles).
-func notPlugin(dir, rel string) bool {
-	return path.Ext(rel) == ".lua" && isLuaMeta(filepath.Join(dir, filepath.FromSlash(rel)))
-}
-
-// moduleExts are the extensions of the files whose imports are followed.
-var moduleExts = []string{".ts", ".js", ".mjs", ".lua"}
-
-func isModulePath(rel string) bool { return slices.Contains(moduleExts, path.Ext(rel)) }
-
 // readPlugin reads a plugin file; present is false when there is no
 // regular file there (symbolic links are not followed, as by PluginFiles).
 func readPlugin(p string) (code []byte, present bool) {
@@ -792,38 +847,29 @@ const (
 	maxScanBytes = 4 << 20
 )
 
-// The import forms the scan finds. JavaScript and TypeScript:
-// require("./x"), import("./x"), import … from "./x", export … from "./x",
-// import "./x"; Lua: require("lib.x"), require "lib.x", require [[lib.x]].
-// Calls of require or import whose argument is not a literal make the
-// plugin depend on every module.
-var (
-	jsCallLit = regexp.MustCompile(`\b(?:require|import)\s*\(\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)'|` + "`([^`$\\\\\\n]*)`" + `)\s*\)`)
-	jsCall    = regexp.MustCompile(`\b(?:require|import)\s*\(`)
-	jsFrom    = regexp.MustCompile(`\b(?:from|import)\s*(?:"([^"\\\n]*)"|'([^'\\\n]*)')`)
-	luaLit    = regexp.MustCompile(`\brequire\s*(?:\(\s*)?(?:"([^"\\\n]*)"|'([^'\\\n]*)'|\[\[([^\]\n]*)\]\])`)
-	luaCall   = regexp.MustCompile(`\brequire\b`)
-)
-
 // scanClosure finds what the plugin rel of dir imports, following the
-// imports of the modules it finds.
-func scanClosure(dir, rel string) imports {
+// imports of the modules it finds, by the rules of the hosts that load them.
+func scanClosure(hosts []Host, dir, rel string) imports {
 	imp := imports{files: map[string]bool{}}
 	seen := map[string]bool{rel: true}
 	queue := []string{rel}
 	for len(queue) > 0 && len(seen) <= maxScanFiles {
 		f := queue[0]
 		queue = queue[1:]
+		h := moduleHostOf(hosts, f)
+		if h == nil {
+			continue
+		}
 		code, ok := readPlugin(filepath.Join(dir, filepath.FromSlash(f)))
 		if !ok || len(code) > maxScanBytes {
 			continue
 		}
-		specs, dynamic := scanImports(f, code)
+		specs, dynamic := h.Imports(f, code)
 		imp.dynamic = imp.dynamic || dynamic
 		for _, spec := range specs {
-			for _, c := range candidates(f, spec) {
+			for _, c := range h.ImportCandidates(f, spec) {
 				imp.files[c] = true
-				if !seen[c] && isModulePath(c) {
+				if !seen[c] && moduleHostOf(hosts, c) != nil {
 					seen[c] = true
 					queue = append(queue, c)
 				}
@@ -832,75 +878,4 @@ func scanClosure(dir, rel string) imports {
 	}
 	delete(imp.files, rel)
 	return imp
-}
-
-// scanImports lists the module specifiers a file's source names literally,
-// and whether it has an import that is not a literal.
-func scanImports(file string, code []byte) (specs []string, dynamic bool) {
-	first := func(m [][]byte) string {
-		for _, g := range m[1:] {
-			if g != nil {
-				return string(g)
-			}
-		}
-		return ""
-	}
-	switch path.Ext(file) {
-	case ".lua":
-		lits := luaLit.FindAllSubmatch(code, -1)
-		for _, m := range lits {
-			specs = append(specs, first(m))
-		}
-		return specs, len(luaCall.FindAllIndex(code, -1)) > len(lits)
-	case ".js", ".mjs", ".ts":
-		lits := jsCallLit.FindAllSubmatch(code, -1)
-		for _, m := range lits {
-			specs = append(specs, first(m))
-		}
-		for _, m := range jsFrom.FindAllSubmatch(code, -1) {
-			specs = append(specs, first(m))
-		}
-		return specs, len(jsCall.FindAllIndex(code, -1)) > len(lits)
-	}
-	return nil, false
-}
-
-// candidates lists the files, relative to the scripts directory, that an
-// import of spec by the file from may load: for JavaScript the host's
-// resolution (a relative path, tried as is, with .ts for .js, with each
-// module extension and as a folder's index), for Lua the dotted name's file
-// below the scripts directory. Host modules and paths outside give none.
-func candidates(from, spec string) []string {
-	if path.Ext(from) == ".lua" {
-		if spec == "" || spec == "dsh" || strings.HasPrefix(spec, "dsh.") || strings.ContainsAny(spec, "/\\") {
-			return nil
-		}
-		for part := range strings.SplitSeq(spec, ".") {
-			if part == "" {
-				return nil
-			}
-		}
-		return []string{strings.ReplaceAll(spec, ".", "/") + ".lua"}
-	}
-	if spec != "." && spec != ".." && !strings.HasPrefix(spec, "./") && !strings.HasPrefix(spec, "../") {
-		return nil
-	}
-	base := path.Join(path.Dir(from), spec)
-	if base == ".." || strings.HasPrefix(base, "../") {
-		return nil
-	}
-	var out []string
-	if spec != "." && spec != ".." && !strings.HasSuffix(spec, "/") {
-		out = append(out, base)
-		if strings.HasSuffix(base, ".js") {
-			out = append(out, strings.TrimSuffix(base, ".js")+".ts")
-		}
-		for _, ext := range []string{".ts", ".js", ".mjs"} {
-			out = append(out, base+ext)
-		}
-	}
-	for _, ext := range []string{".ts", ".js", ".mjs"} {
-		out = append(out, path.Join(base, "index"+ext))
-	}
-	return out
 }

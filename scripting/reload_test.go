@@ -53,11 +53,18 @@ type rig struct {
 
 func newRig(t *testing.T, files map[string]string) *rig {
 	t.Helper()
+	return newRigWith(t, files, 0)
+}
+
+// newRigWith is newRig with the reloader's settle window (the default when
+// zero).
+func newRigWith(t *testing.T, files map[string]string, settle time.Duration) *rig {
+	t.Helper()
 	g := &rig{t: t, dir: writeFiles(t, files), svc: engine.New(), news: make(chan struct{}, 1)}
 	loader := &scripting.Loader{Service: g.svc, Hosts: []scripting.Host{
 		countingHost{&js.Host{}, &g.loads}, countingHost{&lua.Host{}, &g.loads},
 	}}
-	g.r = &scripting.Reloader{Loader: loader, Dirs: []string{g.dir}, Debounce: 15 * time.Millisecond,
+	g.r = &scripting.Reloader{Loader: loader, Dirs: []string{g.dir}, Debounce: 15 * time.Millisecond, Settle: settle,
 		OnReload: func(ev scripting.ReloadEvent) {
 			g.mu.Lock()
 			g.events = append(g.events, ev)
@@ -335,7 +342,7 @@ func TestDeletingCreatingAndRenamingFiles(t *testing.T) {
 func TestADuplicateIsLoadedOnceTheToolItClashedWithIsGone(t *testing.T) {
 	g := newRig(t, map[string]string{"a.js": jsTool("x", `"from a"`, "")})
 	g.save("b.js", jsTool("x", `"from b"`, ""))
-	g.waitFor(`failed b.js: b.js:3:7: tool "x" is already registered (for a per-agent variant, register through that agent's ` + "`agent.ctx`" + ` instead)`)
+	g.waitFor(`failed b.js: b.js:3:7: tool "x" is already registered (for a per-agent variant, register through that agent's scope, ` + "`tools.scope(id)`" + `, instead)`)
 	if err := os.Remove(filepath.Join(g.dir, "a.js")); err != nil {
 		t.Fatal(err)
 	}
@@ -462,5 +469,132 @@ func TestALuaMetaFileIsNoPlugin(t *testing.T) {
 		if strings.Contains(ev, "dsh.lua") {
 			t.Errorf("the meta file was taken for a plugin: %q", g.seen())
 		}
+	}
+}
+
+// jsPolicy is a plugin whose tools/pre-execute policy denies the tool a
+// with reason.
+func jsPolicy(reason string) string {
+	return `const { on } = require("dsh");
+on("tools/pre-execute", async (exec, next) => exec.name === "a" ? { kind: "deny", reason: "` + reason + `" } : next());
+`
+}
+
+// truncate empties a file in place, as an editor that saves slowly does
+// before it writes.
+func (g *rig) truncate(rel string) {
+	g.t.Helper()
+	if err := os.Truncate(filepath.Join(g.dir, filepath.FromSlash(rel)), 0); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// writeInPlace writes a file's content into it (no rename).
+func (g *rig) writeInPlace(rel, text string) {
+	g.t.Helper()
+	if err := os.WriteFile(filepath.Join(g.dir, filepath.FromSlash(rel)), []byte(text), 0o644); err != nil {
+		g.t.Fatal(err)
+	}
+}
+
+// quiet waits several debounce periods: long enough for the reloader to
+// have acted on the changes so far.
+func quiet() { time.Sleep(150 * time.Millisecond) }
+
+func TestASlowSaveKeepsThePoliciesServing(t *testing.T) {
+	g := newRigWith(t, map[string]string{"a.js": jsTool("a", `"A1"`, ""), "policy.js": jsPolicy("v1")}, 10*time.Second)
+	if got := g.call("a"); got != "error: v1" {
+		t.Fatalf("before: %q", got)
+	}
+	g.truncate("policy.js")
+	quiet()
+	if got := g.call("a"); got != "error: v1" {
+		t.Errorf("while the file is empty: %q", got)
+	}
+	g.writeInPlace("policy.js", jsPolicy("v2"))
+	g.waitFor("loaded policy.js", "reloaded policy.js")
+	if got := g.call("a"); got != "error: v2" {
+		t.Errorf("after the save: %q", got)
+	}
+	for _, ev := range g.seen() {
+		if strings.HasPrefix(ev, "unloaded") {
+			t.Errorf("the save unloaded a plugin: %q", g.seen())
+		}
+	}
+}
+
+func TestAnEmptiedFileIsUnloadedOnceItStayedEmpty(t *testing.T) {
+	const settle = 300 * time.Millisecond
+	g := newRigWith(t, map[string]string{"a.js": jsTool("a", `"A1"`, ""), "policy.js": jsPolicy("v1")}, settle)
+	emptied := time.Now()
+	g.truncate("policy.js")
+	g.waitFor("unloaded policy.js")
+	if waited := time.Since(emptied); waited < settle {
+		t.Errorf("unloaded %v after the file was emptied, before the settle window of %v", waited, settle)
+	}
+	if got := g.call("a"); got != "A1" {
+		t.Errorf("after the unload: %q", got)
+	}
+	if st := g.status("policy.js"); st.File != "" {
+		t.Errorf("status of an emptied plugin %+v", st)
+	}
+
+	g.writeInPlace("policy.js", jsPolicy("v2"))
+	g.waitFor("unloaded policy.js", "loaded policy.js")
+	if got := g.call("a"); got != "error: v2" {
+		t.Errorf("after it was written again: %q", got)
+	}
+}
+
+func TestAnEmptiedFileThatIsDeletedIsUnloadedAtOnce(t *testing.T) {
+	g := newRigWith(t, map[string]string{"a.js": jsTool("a", `"A1"`, ""), "policy.js": jsPolicy("v1")}, time.Hour)
+	g.truncate("policy.js")
+	quiet()
+	if err := os.Remove(filepath.Join(g.dir, "policy.js")); err != nil {
+		t.Fatal(err)
+	}
+	g.waitFor("unloaded policy.js")
+	if got := g.call("a"); got != "A1" {
+		t.Errorf("after the delete: %q", got)
+	}
+}
+
+func TestAnEmptyFileLoadsNothing(t *testing.T) {
+	g := newRig(t, map[string]string{"a.js": jsTool("a", `"A1"`, ""), "empty.js": "", "blank.lua": " \n\t\n"})
+	g.save("new.js", "")
+	g.save("a.js", jsTool("a", `"A2"`, ""))
+	g.waitFor("reloaded a.js")
+	if got, want := g.seen(), []string{"loaded a.js", "reloaded a.js"}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+func TestAFileBackToTheVersionServingAfterAFailedReloadSaysSo(t *testing.T) {
+	good := jsTool("a", `"A1"`, "")
+	g := newRig(t, map[string]string{"a.js": good})
+	broken := "const x = {;\n"
+	g.save("a.js", broken)
+	g.waitFor(`failed a.js: a.js:1:12: Expected identifier but found ";"`)
+	g.save("a.js", good)
+	g.waitFor(`failed a.js: a.js:1:12: Expected identifier but found ";"`, "restored a.js")
+	g.mu.Lock()
+	last := g.events[len(g.events)-1]
+	g.mu.Unlock()
+	if last.Revision != sha(good) || last.Previous != sha(broken) || last.Err != nil {
+		t.Errorf("restore event %+v", last)
+	}
+	if st := g.status("a.js"); st.Err != nil || st.Revision != sha(good) {
+		t.Errorf("status after the restore %+v", st)
+	}
+	if got := g.call("a"); got != "A1" {
+		t.Errorf("call: %q", got)
+	}
+
+	// Saved again unchanged, it says nothing more.
+	g.save("a.js", good)
+	g.save("b.js", jsTool("b", `"B1"`, ""))
+	g.waitFor("loaded b.js")
+	if n := strings.Count(strings.Join(g.seen(), "\n"), "restored a.js"); n != 1 {
+		t.Errorf("%d restores: %q", n, g.seen())
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
 )
 
 // lineHost is a test host for the machinery, not an interpreter: each line
@@ -26,6 +28,12 @@ import (
 type lineHost struct{}
 
 func (lineHost) Extensions() []string { return []string{".plug"} }
+
+// Its files import nothing and are all plugins.
+func (lineHost) IsDeclaration(string) bool                   { return false }
+func (lineHost) ModuleExtensions() []string                  { return nil }
+func (lineHost) Imports(string, []byte) ([]string, bool)     { return nil, false }
+func (lineHost) ImportCandidates(from, spec string) []string { return nil }
 
 func (lineHost) Load(ctx context.Context, p *scripting.Plugin, src scripting.Source) error {
 	sc := bufio.NewScanner(bytes.NewReader(src.Code))
@@ -124,7 +132,7 @@ func TestLoadDirLoadsTheGoodFilesAndReportsEachBrokenOne(t *testing.T) {
 	}
 	want := []string{
 		"b.plug:2:1: boom at top level",
-		`c.plug:2:1: tool "alpha" is already registered (for a per-agent variant, register through that agent's ` + "`agent.ctx`" + ` instead)`,
+		`c.plug:2:1: tool "alpha" is already registered (for a per-agent variant, register through that agent's scope, ` + "`tools.scope(id)`" + `, instead)`,
 	}
 	if !slices.Equal(msgs, want) {
 		t.Errorf("diagnostics\n got %q\nwant %q", msgs, want)
@@ -273,7 +281,7 @@ func TestPluginFilesFollowsTheFileRules(t *testing.T) {
 		"lib/m.ts": "", "deep/lib/m.js": "", "deep/e.ts": "", "notes.md": "", ".git/hooks/h.js": "",
 		"types/dsh.lua": "---@meta dsh\n-- declarations\n", "f.lua": "-- ---@meta is not first\n",
 	})
-	got, err := scripting.PluginFiles(root, []string{".ts", ".js", ".mjs", ".lua"})
+	got, err := scripting.PluginFiles(root, []scripting.Host{&js.Host{}, &lua.Host{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,15 @@
 package scripting
 
 import (
+	"bytes"
+	"context"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -141,88 +146,63 @@ func TestIgnoredNames(t *testing.T) {
 	}
 }
 
+// ruleHost is a host of a made-up language for the language-neutral file
+// machinery: .x files, declaration files ending in .decl.x, imports written
+// `use "name"` (name is the file lib/name.x), and `use(` of anything else
+// as a dynamic import.
+type ruleHost struct{}
+
+func (ruleHost) Extensions() []string                        { return []string{".x"} }
+func (ruleHost) Load(context.Context, *Plugin, Source) error { return nil }
+func (ruleHost) IsDeclaration(path string) bool              { return strings.HasSuffix(path, ".decl.x") }
+func (ruleHost) ModuleExtensions() []string                  { return []string{".x"} }
+func (ruleHost) ImportCandidates(from, spec string) []string { return []string{"lib/" + spec + ".x"} }
+func (ruleHost) Imports(rel string, src []byte) (specs []string, dynamic bool) {
+	for _, m := range useLit.FindAllSubmatch(src, -1) {
+		specs = append(specs, string(m[1]))
+	}
+	return specs, bytes.Count(src, []byte("use(")) > 0
+}
+
+var useLit = regexp.MustCompile(`use "([a-z/]+)"`)
+
 func TestIsPluginPathFollowsTheFileRules(t *testing.T) {
-	exts := []string{".js", ".ts", ".mjs", ".lua"}
+	hosts := []Host{ruleHost{}}
 	for rel, want := range map[string]bool{
-		"a.js": true, "sub/b.ts": true, "x/y/c.lua": true, "m.mjs": true,
-		"lib/x.js": false, "sub/lib/x.js": false, "_draft.js": false, "_dir/a.js": false,
-		".hidden/a.js": false, ".a.js": false, "types.d.ts": false, "notes.txt": false, "library/a.js": true,
+		"a.x": true, "sub/b.x": true, "x/y/c.x": true, "library/a.x": true,
+		"lib/x.x": false, "sub/lib/x.x": false, "_draft.x": false, "_dir/a.x": false,
+		".hidden/a.x": false, ".a.x": false, "types.decl.x": false, "notes.txt": false, "a.js": false,
 	} {
-		if got := isPluginPath(rel, exts); got != want {
+		if got := isPluginPath(hosts, t.TempDir(), rel); got != want {
 			t.Errorf("isPluginPath(%q) = %v, want %v", rel, got, want)
-		}
-	}
-}
-
-func TestTheImportScanFindsEveryLiteralImport(t *testing.T) {
-	tests := []struct {
-		name, file, code string
-		want             []string
-		dynamic          bool
-	}{
-		{"a CommonJS require", "a.js", `const x = require("./lib/x");`, []string{"./lib/x"}, false},
-		{"ES imports of every form", "sub/a.ts", "import { a,\n b } from '../lib/a';\nimport '../lib/side';\nexport * from \"./re\";\nimport d from \"dsh\";", []string{"../lib/a", "../lib/side", "./re", "dsh"}, false},
-		{"a dynamic import with a literal", "a.mjs", "const m = await import(`./lib/m`);", []string{"./lib/m"}, false},
-		{"a require of a variable", "a.js", `const x = require(name);`, nil, true},
-		{"Lua requires", "a.lua", "local x = require(\"lib.x\")\nlocal y = require 'lib.y'\nlocal z = require [[lib.z]]", []string{"lib.x", "lib.y", "lib.z"}, false},
-		{"a Lua require of a variable", "a.lua", `local x = require(name)`, nil, true},
-		{"another language", "a.txt", `require("./x")`, nil, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			specs, dyn := scanImports(tt.file, []byte(tt.code))
-			slices.Sort(specs)
-			want := slices.Clone(tt.want)
-			slices.Sort(want)
-			if !slices.Equal(specs, want) || dyn != tt.dynamic {
-				t.Errorf("scanImports = %q, %v; want %q, %v", specs, dyn, want, tt.dynamic)
-			}
-		})
-	}
-}
-
-func TestImportCandidatesFollowTheHostsResolution(t *testing.T) {
-	tests := []struct {
-		from, spec string
-		want       []string
-	}{
-		{"a.js", "./lib/x", []string{"lib/x", "lib/x.ts", "lib/x.js", "lib/x.mjs", "lib/x/index.ts", "lib/x/index.js", "lib/x/index.mjs"}},
-		{"sub/a.ts", "../lib/x.js", []string{"lib/x.js", "lib/x.ts", "lib/x.js.ts", "lib/x.js.js", "lib/x.js.mjs", "lib/x.js/index.ts", "lib/x.js/index.js", "lib/x.js/index.mjs"}},
-		{"a.js", "./lib/", []string{"lib/index.ts", "lib/index.js", "lib/index.mjs"}},
-		{"a.js", "dsh", nil},
-		{"a.js", "dsh/fs", nil},
-		{"a.js", "lodash", nil},
-		{"a.js", "../outside", nil},
-		{"a.lua", "lib.util", []string{"lib/util.lua"}},
-		{"sub/a.lua", "lib.deep.x", []string{"lib/deep/x.lua"}},
-		{"a.lua", "dsh.fs", nil},
-		{"a.lua", "bad..name", nil},
-	}
-	for _, tt := range tests {
-		if got := candidates(tt.from, tt.spec); !slices.Equal(got, tt.want) {
-			t.Errorf("candidates(%q, %q) = %q, want %q", tt.from, tt.spec, got, tt.want)
 		}
 	}
 }
 
 func TestTheClosureFollowsModulesThroughOtherModules(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a.js"), `require("./lib/one")`)
-	write(t, filepath.Join(dir, "lib", "one.js"), `module.exports = require("./two")`)
-	write(t, filepath.Join(dir, "lib", "two.ts"), `export * from "./three"`)
-	write(t, filepath.Join(dir, "b.lua"), `local m = require("lib.m")`)
-	write(t, filepath.Join(dir, "lib", "m.lua"), `return require("lib.n")`)
-	imp := scanClosure(dir, "a.js")
-	for _, f := range []string{"lib/one.js", "lib/two.ts", "lib/three.ts", "lib/three.js"} {
-		if !imp.files[f] {
-			t.Errorf("a.js: %s missing from %v", f, imp.files)
-		}
+	write(t, filepath.Join(dir, "a.x"), `use "one"`)
+	write(t, filepath.Join(dir, "lib", "one.x"), `use "two" use "one"`)
+	write(t, filepath.Join(dir, "lib", "two.x"), `use "three"`)
+	write(t, filepath.Join(dir, "b.x"), `use "one" use(name)`)
+	write(t, filepath.Join(dir, "c.txt"), `use "one"`)
+	hosts := []Host{ruleHost{}}
+	tests := []struct {
+		name, rel string
+		want      []string
+		dynamic   bool
+	}{
+		{"through modules, existing or not, without cycles", "a.x", []string{"lib/one.x", "lib/three.x", "lib/two.x"}, false},
+		{"with a dynamic import", "b.x", []string{"lib/one.x", "lib/three.x", "lib/two.x"}, true},
+		{"of a file no host loads: nothing", "c.txt", nil, false},
 	}
-	if imp.files["a.js"] || imp.dynamic {
-		t.Errorf("a.js: %+v", imp)
-	}
-	imp = scanClosure(dir, "b.lua")
-	if !imp.files["lib/m.lua"] || !imp.files["lib/n.lua"] {
-		t.Errorf("b.lua: %v", imp.files)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			imp := scanClosure(hosts, dir, tt.rel)
+			got := slices.Sorted(maps.Keys(imp.files))
+			if !slices.Equal(got, tt.want) || imp.dynamic != tt.dynamic {
+				t.Errorf("scanClosure(%s) = %q, %v; want %q, %v", tt.rel, got, imp.dynamic, tt.want, tt.dynamic)
+			}
+		})
 	}
 }

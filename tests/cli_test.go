@@ -55,6 +55,9 @@ func (l leakChecked) Run() int {
 //     standard input (and with -stdout its standard output) on a
 //     pseudo-terminal, types the content of the file ANSWERS into it, and
 //     requires exit status CODE (Linux only: guard scripts with [linux]);
+//   - "interrupt WITHIN FILE CODE PROG [ARGS...]", which starts PROG, sends
+//     it SIGINT once FILE exists, and requires exit status CODE within
+//     WITHIN of the signal (guard scripts with [!windows]);
 //
 // and the variables $EXAMPLES, the directory of the example schemas the
 // demo uses, $PLUGINS, the example plugins, $DEMO, the demo's calls, and
@@ -90,10 +93,11 @@ func TestCLI(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits":   cmdExits,
-			"events":  cmdEvents,
-			"waitfor": cmdWaitfor,
-			"pty":     cmdPty,
+			"exits":     cmdExits,
+			"events":    cmdEvents,
+			"waitfor":   cmdWaitfor,
+			"pty":       cmdPty,
+			"interrupt": cmdInterrupt,
 		},
 	})
 }

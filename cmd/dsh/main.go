@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"github.com/dsh-go/dsh/cmd/dsh/cli"
+	"github.com/dsh-go/dsh/scripting/capability"
 )
 
 // gcPercent is dsh's default GOGC. Script interpreters allocate a small
@@ -19,5 +20,9 @@ func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
+	// On Linux, what a dsh/process program orphans (a setsid child, a
+	// double-forked daemon) is reparented to dsh, which kills and reaps it
+	// when its call ends. Elsewhere this fails and changes nothing.
+	_ = capability.BecomeSubreaper()
 	cli.Main()
 }

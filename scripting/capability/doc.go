@@ -15,7 +15,8 @@
 //   - dsh/process runs argv (never a shell) with its working directory
 //     inside the workspace, in its own process group, which is killed
 //     (TERM, then KILL after a grace) on cancellation or timeout and when
-//     the program exits, so nothing it started outlives the call.
+//     the program exits, so nothing it started outlives the call. See
+//     "Processes" below for what left the group, and for dsh's own death.
 //   - dsh/http fetches only from the operator's allow-list (loopback by
 //     default), checked on the URL of every request and redirect and on
 //     every address actually dialed, without proxies.
@@ -55,4 +56,38 @@
 //     "*.example.com" allows subdomains only, CIDR ranges are accepted, and a
 //     name allowed as "localhost" (the default) must dial a loopback address.
 //   - dsh/path's relative resolves relative paths against the workspace.
+//
+// # Processes
+//
+// On Linux, beyond the process group:
+//   - The program gets SIGKILL when dsh dies (a parent-death signal). The
+//     signal fires when the OS thread that started the child exits, so the
+//     child is started and waited for on a goroutine locked to its thread
+//     for the child's whole life. It reaches the program only, not what
+//     the program started (see below).
+//   - Every program gets DSH_CALL_TOKEN=<random> as the last variable of its
+//     environment (replacing any the script set). When the program has
+//     exited and its group was killed, /proc is swept until nothing is
+//     found: every process still in the group, and every process whose
+//     environment carries the token (it left through setsid or setpgid,
+//     wherever it was reparented), is killed with SIGKILL, through a pidfd
+//     so that a reused pid is never hit; those that are dsh's children are
+//     reaped. This holds on a normal exit, a timeout and a cancellation.
+//   - [BecomeSubreaper] (the dsh command calls it at start; it is not done
+//     at package init) makes orphans reparent to dsh instead of PID 1, so
+//     that they can be reaped: dsh's zombie children that belonged to the
+//     call (in its group, killed by the sweep, or leading the session or
+//     group of a marked process, as the middle process of a double fork
+//     does) are reaped too.
+//
+// What this does not catch, by choice: a descendant that both left the
+// group and replaced its whole environment (env -i); killing every orphan
+// without a readable token instead would kill other children of dsh's
+// (an MCP server run through ssh is not dumpable). A setsid child that
+// exits on its own before its call ends and leaves nothing alive stays a
+// zombie of dsh's (with the subreaper on) until dsh exits. When dsh itself
+// is killed, the programs' own children are not signalled. A cgroup
+// would close these; it is not used because it needs delegation that an
+// ordinary user session does not always have. Elsewhere than Linux only
+// the process group is killed.
 package capability

@@ -49,6 +49,19 @@ type allowList struct {
 	entries []allowEntry
 }
 
+// AllowListError is a malformed Config.HTTPAllow entry.
+type AllowListError struct {
+	Entry string // the entry as given
+	Err   error  // what is wrong with it
+}
+
+func (e *AllowListError) Error() string {
+	return fmt.Sprintf("capability: HTTPAllow entry %q: %v", e.Entry, e.Err)
+}
+
+// Unwrap returns what is wrong with the entry.
+func (e *AllowListError) Unwrap() error { return e.Err }
+
 // parseAllowList parses Config.HTTPAllow; empty allows loopback only.
 func parseAllowList(list []string) (*allowList, error) {
 	if len(list) == 0 {
@@ -58,7 +71,7 @@ func parseAllowList(list []string) (*allowList, error) {
 	for _, raw := range list {
 		e, err := parseAllowEntry(raw)
 		if err != nil {
-			return nil, fmt.Errorf("capability: HTTPAllow entry %q: %w", raw, err)
+			return nil, &AllowListError{Entry: raw, Err: err}
 		}
 		a.entries = append(a.entries, e)
 	}

@@ -2,11 +2,14 @@ package capability
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -245,13 +248,18 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	token, err := newCallToken()
+	if err != nil {
+		return nil, wrapError(err, EIO, "run: %v: %s", err, name)
+	}
 	cmd := &exec.Cmd{
 		Path:        prog,
 		Args:        spec.argv,
 		Dir:         spec.dir,
-		Env:         append([]string{}, spec.env...),
+		Env:         withCallToken(spec.env, token),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	setDeathSignal(cmd.SysProcAttr)
 	p, err := startPiped(cmd, spec.stdin, m.cfg.MaxOutputBytes)
 	if err != nil {
 		if isExecErr(err) {
@@ -259,6 +267,7 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 		}
 		return nil, wrapError(err, EIO, "run: %v: %s", err, name)
 	}
+	p.token = token
 	reason := p.supervise(ctx, spec.timeout, m.cfg.KillGrace)
 	if reason == canceled {
 		return nil, canceledError(ctx, "run", name)
@@ -283,6 +292,31 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 	return res, nil
 }
 
+// callTokenVar is the environment variable that marks every process a call
+// started, so that what it leaves behind can be found (see killLeftovers).
+const callTokenVar = "DSH_CALL_TOKEN"
+
+// newCallToken returns a fresh random call token.
+func newCallToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// withCallToken returns env with the call's token as its last entry, in
+// place of any the script asked for.
+func withCallToken(env []string, token string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, callTokenVar+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, callTokenVar+"="+token)
+}
+
 func isExecErr(err error) bool {
 	return errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EACCES) || errors.Is(err, os.ErrNotExist)
 }
@@ -296,6 +330,7 @@ type piped struct {
 	inW            *os.File
 	writer         sync.WaitGroup
 	exited         chan struct{}
+	token          string // the call's DSH_CALL_TOKEN
 }
 
 // startPiped starts cmd with its own pipes: the child gets the write ends
@@ -330,7 +365,24 @@ func startPiped(cmd *exec.Cmd, stdin *string, max int64) (*piped, error) {
 		toClose = append(toClose, inR, inW)
 		cmd.Stdin = inR
 	}
-	if err := cmd.Start(); err != nil {
+	// Start and Wait run on one goroutine locked to its OS thread for the
+	// child's whole life: the parent-death signal fires when the thread
+	// that created the child exits, and Go ends a thread whose goroutine
+	// exits while locked to it. Locked here, the thread lives at least until
+	// the child has exited.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	if err := <-started; err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -357,10 +409,6 @@ func startPiped(cmd *exec.Cmd, stdin *string, max int64) (*piped, error) {
 			inW.Close()
 		}()
 	}
-	go func() {
-		_ = cmd.Wait()
-		close(p.exited)
-	}()
 	return p, nil
 }
 
@@ -396,8 +444,10 @@ func (p *piped) supervise(ctx context.Context, timeout, grace time.Duration) sto
 			<-p.exited
 		}
 	}
-	// The leader is gone; nothing it left in its group may outlive the call.
+	// The leader is gone; nothing it left in its group may outlive the call,
+	// nor anything that left the group but carries the call's token.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	killLeftovers(p.token, pgid, grace)
 	if p.inW != nil {
 		p.inW.Close() // unblocks a writer whose reader is gone
 	}

@@ -12,13 +12,15 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
 )
 
-// limits bound every value converted at the boundary.
-var limits = jsvalue.Limits{MaxDepth: 100_000, MaxNodes: 1_000_000}
+// limits bound every value converted at the boundary: zero fields take
+// dsl's defaults (dsl.DefaultMaxDepth …), the same as the Lua host's.
+var limits = jsvalue.Limits{}
 
 // callState is what one script call shares between its job and its
 // cancellation hook, both on the loop.
@@ -85,7 +87,7 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
 	exit, ok := pl.plugin.Enter()
 	if !ok {
-		return nil, errors.New("the plugin has been disposed")
+		return nil, scripting.ErrDisposed
 	}
 	defer exit()
 	base := caller
@@ -94,18 +96,40 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 	}
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
-	var deadline *time.Timer
+	// The deadline timer is armed on the loop when the script starts; Run
+	// may return (interrupted) while the loop still runs fn, hence atomic.
+	var deadline atomic.Pointer[time.Timer]
 	defer func() {
-		if deadline != nil {
-			deadline.Stop()
+		if t := deadline.Load(); t != nil {
+			t.Stop()
 		}
 	}()
-	inst, err := pl.instanceFor(ctx, key)
-	if err != nil {
-		return nil, err
+	// A call that never started because its instance broke meanwhile (a
+	// call before it was stuck in Go code and interrupted) goes to a fresh
+	// instance.
+	for attempt := 1; ; attempt++ {
+		v, started, err := pl.runOnce(ctx, caller, cancel, &deadline, key, what, timeout, body, run, convert)
+		if started || ctx.Err() != nil || !errors.Is(err, eventloop.ErrInterrupted) && !errors.Is(err, eventloop.ErrClosed) {
+			return v, err
+		}
+		if attempt == 3 {
+			return nil, fmt.Errorf("%s: the plugin's JavaScript instance was interrupted before the call started", what)
+		}
 	}
-	inst.busy.Add(1)
-	defer inst.busy.Add(-1)
+}
+
+// runOnce is one attempt of invokeMode, on the instance the pool gives;
+// started reports whether the script began.
+func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseFunc, deadline *atomic.Pointer[time.Timer],
+	key int, what string, timeout time.Duration, body bool,
+	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
+	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (_ any, started bool, _ error) {
+	inst, release, err := pl.instances.Get(ctx, key)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
+	var began atomic.Bool
 	st := &callState{}
 	abortSignals := func(vm *goja.Runtime) {
 		for _, c := range st.controllers {
@@ -123,8 +147,9 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 		defer stop()
 	}
 	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+		began.Store(true)
 		if timeout > 0 {
-			deadline = time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) })
+			deadline.Store(time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) }))
 		}
 		st.caller, st.cancel = caller, cancel
 		return run(inst, vm, st)
@@ -135,16 +160,19 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 		}
 		return convert(inst, vm, v)
 	})
+	if mle, ok := memoryLimit(err); ok {
+		return nil, began.Load(), mle
+	}
 	if errors.Is(err, eventloop.ErrInterrupted) {
 		var to *errTimedOut
 		if cause := context.Cause(ctx); errors.As(cause, &to) {
-			return nil, to
+			return nil, began.Load(), to
 		}
 		if cause := context.Cause(ctx); cause != nil {
-			return nil, fmt.Errorf("%s was interrupted: %w", what, cause)
+			return nil, began.Load(), fmt.Errorf("%s was interrupted: %w", what, cause)
 		}
 	}
-	return v, err
+	return v, began.Load(), err
 }
 
 // thrown converts a script's exception into a Go error: a coded error keeps

@@ -23,6 +23,9 @@ func asDiagnostic(rel string, err error) error {
 // diagnostic locates an error of the top level: a thrown exception at its
 // original line, an interrupted top level as a timeout.
 func (i *instance) diagnostic(rel string, err error) error {
+	if mle, ok := memoryLimit(err); ok {
+		return &scripting.Diagnostic{File: rel, Message: mle.Error(), Err: mle}
+	}
 	if errors.Is(err, eventloop.ErrInterrupted) {
 		return &scripting.Diagnostic{File: rel, Message: "the top level did not finish within the load deadline", Err: err}
 	}

@@ -48,7 +48,7 @@ tools.register(defineTool({
 			t.Fatal(r.Error.Message)
 		}
 	}
-	inst := pl.slots[0]
+	inst := pl.instances.Instances()[0]
 	done := make(chan int, 1)
 	_, _ = inst.loop.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
 		done <- len(inst.callbacks)
@@ -57,9 +57,7 @@ tools.register(defineTool({
 	if got := <-done; got != 1 {
 		t.Errorf("the instance keeps %d callbacks, want 1 (churn's own)", got)
 	}
-	pl.mu.Lock()
-	pins := len(pl.pins)
-	pl.mu.Unlock()
+	pins := pl.instances.Pins()
 	if pins != 0 {
 		t.Errorf("the pool keeps %d pins", pins)
 	}

@@ -3,13 +3,11 @@ package js
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"weak"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
@@ -49,6 +48,10 @@ type Host struct {
 	Grace time.Duration
 	// Modules are the host modules plugins import as "dsh/<name>".
 	Modules []Module
+	// Memory, when set, stops the calls (and top levels) whose scripts run
+	// while the heap passes its limit: they fail with its error and their
+	// instances are replaced. Nil turns the bound off.
+	Memory *scripting.MemoryGuard
 }
 
 // Extensions returns .js, .mjs and .ts.
@@ -91,143 +94,46 @@ func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 		return nil, asDiagnostic(src.Rel, err)
 	}
 	pl := &pool{host: h, plugin: p, src: src, main: out, log: h.logger().With("plugin", src.Rel)}
+	pl.instances = hostpool.New(hostpool.Options[*instance]{
+		Start:     func(ctx context.Context) (*instance, error) { return pl.newInstance(ctx, true) },
+		CloseWait: h.grace(),
+		Logger:    pl.log,
+	})
 	first, err := pl.newInstance(ctx, false)
 	if err != nil {
+		pl.instances.Close()
 		return nil, err
 	}
-	pl.effects = first.seq
-	pl.slots = []*instance{first}
-	for n := 1; n < first.wantInstances; n++ {
-		inst, err := pl.replayInstance(ctx)
-		if err != nil {
-			pl.close()
-			return nil, &scripting.Diagnostic{File: src.Rel, Message: fmt.Sprintf("instance %d of %d: %v", n+1, first.wantInstances, err), Err: err}
-		}
-		pl.slots = append(pl.slots, inst)
+	if err := pl.instances.Fill(ctx, first, first.wantInstances); err != nil {
+		return nil, &scripting.Diagnostic{File: src.Rel, Message: err.Error(), Err: err}
 	}
-	p.OnClose(pl.close)
+	p.OnClose(pl.instances.Close)
 	return pl, nil
 }
 
 // MaxInstances bounds a plugin's instances.
 const MaxInstances = 64
 
-// pool holds a plugin's instances: calls go to the least busy one, and an
-// interrupted instance is replaced by a fresh one that replays the top level.
+// pool is a plugin's instances (see package hostpool): calls go to the
+// least busy one, and an interrupted instance is replaced by a fresh one that
+// replays the top level.
 type pool struct {
-	host   *Host
-	plugin *scripting.Plugin
-	src    scripting.Source
-	main   *tsbuild.Output
-	log    *slog.Logger
-
-	mu      sync.Mutex
-	slots   []*instance // nil entries are instances that failed to restart
-	closed  bool
-	effects int // the number of top-level effects: a replay must make as many
-	pins    map[int]*instance
-	nextPin int
+	host      *Host
+	plugin    *scripting.Plugin
+	src       scripting.Source
+	main      *tsbuild.Output
+	log       *slog.Logger
+	instances *hostpool.Pool[*instance]
 }
 
 // firstDynamicKey is where the keys of effects made after the top level start.
-const firstDynamicKey = 1 << 40
+const firstDynamicKey = hostpool.FirstDynamicKey
 
 // pin returns a new dynamic key served by inst only.
-func (pl *pool) pin(inst *instance) int {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.pins == nil {
-		pl.pins = map[int]*instance{}
-		pl.nextPin = firstDynamicKey
-	}
-	k := pl.nextPin
-	pl.nextPin++
-	pl.pins[k] = inst
-	return k
-}
+func (pl *pool) pin(inst *instance) int { return pl.instances.Pin(inst) }
 
 // unpin forgets a dynamic key's instance.
-func (pl *pool) unpin(k int) {
-	pl.mu.Lock()
-	delete(pl.pins, k)
-	pl.mu.Unlock()
-}
-
-// instanceFor picks the instance for a callback key: the pinned one for a
-// dynamic key, the least busy otherwise.
-func (pl *pool) instanceFor(ctx context.Context, key int) (*instance, error) {
-	if key < firstDynamicKey {
-		return pl.instance(ctx)
-	}
-	pl.mu.Lock()
-	inst := pl.pins[key]
-	pl.mu.Unlock()
-	if inst == nil || inst.loop.Broken() {
-		return nil, errors.New("the script callback is gone (it was registered from a call on an instance that was since replaced)")
-	}
-	return inst, nil
-}
-
-// instance picks the instance to serve a call, replacing a broken one.
-func (pl *pool) instance(ctx context.Context) (*instance, error) {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.closed {
-		return nil, errors.New("the plugin has been disposed")
-	}
-	best := -1
-	for k, inst := range pl.slots {
-		if inst == nil || inst.loop.Broken() {
-			if inst != nil {
-				pl.log.Warn("plugin instance was interrupted; starting a fresh one")
-				inst.close()
-			}
-			fresh, err := pl.replayInstance(ctx)
-			if err != nil {
-				pl.slots[k] = nil
-				pl.log.Error("the plugin's fresh instance failed to start", "error", err)
-				continue
-			}
-			pl.slots[k] = fresh
-			inst = fresh
-		}
-		if best < 0 || inst.busy.Load() < pl.slots[best].busy.Load() {
-			best = k
-		}
-	}
-	if best < 0 {
-		return nil, errors.New("the plugin has no instance able to serve (its fresh instances failed to start)")
-	}
-	return pl.slots[best], nil
-}
-
-// replayInstance starts an instance that replays the top level and checks it
-// made the same registrations as the first.
-func (pl *pool) replayInstance(ctx context.Context) (*instance, error) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scripting.DefaultLoadTimeout)
-	defer cancel()
-	inst, err := pl.newInstance(lctx, true)
-	if err != nil {
-		return nil, err
-	}
-	if inst.seq != pl.effects {
-		inst.close()
-		return nil, fmt.Errorf("the instance made %d registrations at top level, not %d as the first did", inst.seq, pl.effects)
-	}
-	return inst, nil
-}
-
-func (pl *pool) close() {
-	pl.mu.Lock()
-	slots := pl.slots
-	pl.closed, pl.slots = true, nil
-	pl.mu.Unlock()
-	for _, inst := range slots {
-		if inst != nil {
-			inst.close()
-		}
-	}
-}
+func (pl *pool) unpin(k int) { pl.instances.Unpin(k) }
 
 // newInstance starts a loop, installs the prelude and the dsh module, and runs
 // the top level. A replay records the script's callbacks without making
@@ -245,8 +151,15 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 			inst.vm = vm
 			return inst.setup(vm, prog)
 		},
-		OnError:     func(err error) { pl.log.Warn("uncaught script error: " + err.Error()) },
+		OnError: func(err error) {
+			if eventloop.IsInterrupt(err) { // a deadline, the orphan budget, the memory guard: dsh's doing
+				pl.log.Info("instance interrupted: " + err.Error())
+				return
+			}
+			pl.log.Warn("uncaught script error: " + err.Error())
+		},
 		ThrownValue: thrownValue,
+		Enter:       pl.host.watch(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting a JavaScript instance: %w", err)
@@ -273,9 +186,8 @@ type instance struct {
 	pool          *pool
 	loop          *eventloop.Loop
 	replay        bool
-	busy          atomic.Int64 // calls in flight on this instance
-	wantInstances int          // what the top level asked for (1 by default)
-	topDone       bool         // the top level finished: later effects are pinned (loop-owned)
+	wantInstances int  // what the top level asked for (1 by default)
+	topDone       bool // the top level finished: later effects are pinned (loop-owned)
 
 	vm        *goja.Runtime
 	abort     *goja.Object // the prelude's host side
@@ -306,7 +218,18 @@ type instance struct {
 // so only that line's columns shift.
 const moduleHead = "(function (exports, require, module, __filename, __dirname) {"
 
-func (i *instance) close() { i.loop.Close() }
+// close stops the instance without waiting for its goroutines.
+func (i *instance) close() { i.loop.Abandon() }
+
+// Broken reports whether the instance was interrupted or faulted.
+func (i *instance) Broken() bool { return i.loop.Broken() }
+
+// Abandon stops the instance without waiting; the channel closes once its
+// loop goroutine and host work have exited.
+func (i *instance) Abandon() <-chan struct{} { return i.loop.Abandon() }
+
+// Effects is the number of effects the top level made.
+func (i *instance) Effects() int { return i.seq }
 
 // readInstances reads the instance count the top level asked for: an
 // `instances` export, or dsh.instances(n) (which wins).

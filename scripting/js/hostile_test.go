@@ -71,7 +71,14 @@ func TestScriptsThatMisbehave(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("took %v", d)
 		}
-		if got := e.call(t, "spin", args(t, `{}`)); !strings.Contains(got, `"value":"fresh"`) {
+		// The fresh instance replays the top level in the background; on a
+		// loaded machine that can take longer than the next call's own 50ms,
+		// so allow it a few tries.
+		got = ""
+		for try := 0; try < 5 && !strings.Contains(got, `"value":"fresh"`); try++ {
+			got = e.call(t, "spin", args(t, `{}`))
+		}
+		if !strings.Contains(got, `"value":"fresh"`) {
 			t.Errorf("the next call: %s", got)
 		}
 	})

@@ -2,6 +2,7 @@ package js
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -9,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
@@ -27,41 +29,15 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 	}
 	key := i.key(fnv.ToObject(vm))
 	pl := i.pool
-	p := pl.plugin
-	site := i.site(vm)
-	var err error
-	var d engine.Disposer
-	switch event {
-	case "tools/pre-execute":
-		if !i.replay {
-			d, err = p.OnPreExecute(site, agent, pl.preExecute(key), opts...)
-		}
-	case "tools/execute":
-		if !i.replay {
-			d, err = p.OnExecute(site, agent, pl.wrapper(key), opts...)
-		}
-	case "tools/post-execute":
-		if !i.replay {
-			d, err = p.OnPostExecute(site, agent, pl.postExecute(key), opts...)
-		}
-	case "tools/result":
-		if !i.replay {
-			d, err = p.OnResult(site, agent, pl.resultObserver(key), opts...)
-		}
-	case "tools/change":
-		if !i.replay {
-			d, err = p.OnChange(site, pl.changeObserver(key))
-		}
-	case "tools/ptc-dispatch-log":
-		if !i.replay {
-			d, err = p.OnDispatchLog(site, agent, pl.dispatchLog(key), opts...)
-		}
-	default:
+	d, err := hostapi.On(pl.plugin, pl.adapters(), i.replay, i.site(vm), agent, event, key, opts...)
+	if errors.Is(err, hostapi.ErrUnknownEvent) {
 		if key < firstDynamicKey {
 			i.seq-- // not an effect
+		} else {
+			pl.unpin(key)
 		}
 		delete(i.callbacks, key)
-		throw(vm, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", event))
+		throw(vm, err)
 	}
 	if err != nil {
 		i.forget(key)
@@ -165,7 +141,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
-				return nil, fmt.Errorf("tools/pre-execute listener returned an invalid decision: %w", err)
+				return nil, hostapi.InvalidDecision(hostapi.PreExecute, err)
 			}
 			return scripting.ReadPreDecision(g)
 		})
@@ -238,7 +214,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
-				return nil, fmt.Errorf("tools/post-execute listener returned an invalid decision: %w", err)
+				return nil, hostapi.InvalidDecision(hostapi.PostExecute, err)
 			}
 			return scripting.ReadPostDecision(g)
 		})
@@ -331,5 +307,13 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 			return nil, err
 		}
 		return v.([]engine.Block), nil
+	}
+}
+
+// adapters are the pool's listener adapters, for hostapi.On.
+func (pl *pool) adapters() hostapi.Adapters {
+	return hostapi.Adapters{
+		PreExecute: pl.preExecute, Execute: pl.wrapper, PostExecute: pl.postExecute,
+		Result: pl.resultObserver, Change: pl.changeObserver, DispatchLog: pl.dispatchLog,
 	}
 }

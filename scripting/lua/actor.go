@@ -26,7 +26,6 @@ const maxDepth = 64
 type instance struct {
 	pool   *pool
 	replay bool
-	busy   atomic.Int64 // calls in flight on this instance
 
 	jobs      chan *job
 	quit      chan struct{} // closed by close
@@ -101,6 +100,10 @@ func (e *errTimedOut) Error() string {
 	ms, _ := dsl.Marshal(float64(e.d) / float64(time.Millisecond))
 	return fmt.Sprintf("%s timed out after %sms", e.what, ms)
 }
+
+// errNotStarted is a call that never started: its instance was interrupted
+// or closed while the call waited for it. It may be retried on another.
+var errNotStarted = errors.New("the plugin's Lua instance was interrupted before the call started")
 
 // errInterrupted is the cause of an instance interrupted by another call's
 // deadline, or closed while a call ran.
@@ -205,12 +208,22 @@ func (i *instance) interrupt(cause error) {
 func (i *instance) do(ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
 	f := newFrame(spec, ctx)
 	j := &job{f: f, run: run, reply: make(chan reply, 1)}
+	var callerDone <-chan struct{} // a body gives up waiting for a busy instance at its deadline
+	if spec.body {
+		callerDone = ctx.Done()
+	}
 	select {
+	case <-callerDone:
+		return nil, context.Cause(ctx)
 	case i.jobs <- j:
 	case <-i.dead:
-		return nil, i.deadError()
+		return nil, errNotStarted
 	case <-i.quit:
-		return nil, i.deadError()
+		return nil, errNotStarted
+	case <-i.kill.Done():
+		// Interrupted while this call waited for a goroutine stuck in Go
+		// code: the call never started, and does not wait for it.
+		return nil, errNotStarted
 	}
 	defer i.arm(f)()
 	select {
@@ -226,7 +239,7 @@ func (i *instance) do(ctx context.Context, spec callSpec, run func(i *instance, 
 	case r := <-j.reply:
 		return r.v, r.err
 	case <-t.C:
-		return nil, &errCallInterrupted{what: spec.what, cause: i.deadError()}
+		return nil, callInterrupted(spec.what, i.deadError())
 	}
 }
 
@@ -271,9 +284,10 @@ func (i *instance) runNested(spec callSpec, run func(i *instance, L *glua.LState
 func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
 	L := i.L
 	// The state checks its context at every instruction, which slows tight
-	// loops: it is set only while a deadline applies.
+	// loops: it is set only while a deadline applies, or a memory guard
+	// may have to stop the script.
 	restore := false
-	if f.deadline && L.Context() == nil {
+	if (f.deadline || i.pool.host.Memory != nil) && L.Context() == nil {
 		L.SetContext(i.kill)
 		restore = true
 	}
@@ -282,7 +296,9 @@ func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *f
 	i.stack = append(i.stack, f)
 	top := L.GetTop()
 
+	leave := i.pool.host.Memory.Enter(i)
 	v, err := i.call(L, run, f)
+	leave()
 
 	L.SetTop(top)
 	i.stack = i.stack[:len(i.stack)-1]
@@ -391,7 +407,7 @@ func (i *instance) interruptedError(f *frame) error {
 	if cause == nil {
 		cause = errInterrupted
 	}
-	return &errCallInterrupted{what: f.spec.what, cause: cause}
+	return callInterrupted(f.spec.what, cause)
 }
 
 // call runs a frame's function, turning a Go panic into an error.

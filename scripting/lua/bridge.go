@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
 )
 
@@ -29,15 +30,28 @@ import (
 func (pl *pool) invoke(key int, ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
 	exit, ok := pl.plugin.Enter()
 	if !ok {
-		return nil, errDisposed
+		return nil, scripting.ErrDisposed
 	}
 	defer exit()
-	inst, err := pl.instanceFor(ctx, key)
+	// A call that never started because its instance broke meanwhile (a
+	// call before it was stuck and interrupted) goes to a fresh instance.
+	for attempt := 1; ; attempt++ {
+		v, err := pl.invokeOnce(key, ctx, spec, run)
+		if !errors.Is(err, errNotStarted) || attempt == 3 {
+			if errors.Is(err, errNotStarted) {
+				err = fmt.Errorf("%s: %w", spec.what, err)
+			}
+			return v, err
+		}
+	}
+}
+
+func (pl *pool) invokeOnce(key int, ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
+	inst, release, err := pl.instances.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	inst.busy.Add(1)
-	defer inst.busy.Add(-1)
+	defer release()
 	return inst.do(ctx, spec, run)
 }
 

@@ -1,23 +1,9 @@
 package lua
 
-import (
-	"errors"
-
-	"github.com/dsh-go/dsh/dsl"
-)
+import "github.com/dsh-go/dsh/dsl"
 
 // decisionSchema makes empty content, feedback and additionalContexts tables
 // arrays, as the decision shapes say.
 var decisionSchema = dsl.NewObject(dsl.Member{Key: "type", Value: "object"}, dsl.Member{Key: "properties", Value: dsl.NewObject(
 	dsl.Member{Key: "content", Value: arraySchema}, dsl.Member{Key: "feedback", Value: arraySchema},
 	dsl.Member{Key: "additionalContexts", Value: arraySchema})})
-
-const (
-	preEvent  = "tools/pre-execute"
-	postEvent = "tools/post-execute"
-)
-
-// errDecision reports a malformed decision: the listener then fails closed.
-func errDecision(event, why string) error {
-	return errors.New(event + " listener returned an invalid decision: " + why)
-}

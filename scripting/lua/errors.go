@@ -99,6 +99,10 @@ func (i *instance) diagnostic(err error) error {
 		return d
 	}
 	rel := i.pool.src.Rel
+	var mle *scripting.MemoryLimitError
+	if errors.As(err, &mle) {
+		return &scripting.Diagnostic{File: rel, Message: mle.Error(), Err: mle}
+	}
 	var ie *errCallInterrupted
 	if errors.As(err, &ie) {
 		return &scripting.Diagnostic{File: rel, Message: "the top level did not finish within the load deadline", Err: err}

@@ -50,7 +50,7 @@ dsh.tools.register(dsh.define_tool {
 			t.Fatal(r.Error.Message)
 		}
 	}
-	inst := pl.slots[0]
+	inst := pl.instances.Instances()[0]
 	count := func() (callbacks, defined, entries int) {
 		v, err := inst.do(context.Background(), callSpec{what: "count"}, func(i *instance, _ *glua.LState, _ *frame) (any, error) {
 			live := 0
@@ -70,9 +70,7 @@ dsh.tools.register(dsh.define_tool {
 	if got, _, _ := count(); got != 1 {
 		t.Errorf("the instance keeps %d callbacks, want 1 (churn's own)", got)
 	}
-	pl.mu.Lock()
-	pins := len(pl.pins)
-	pl.mu.Unlock()
+	pins := pl.instances.Pins()
 	if pins != 0 {
 		t.Errorf("the pool keeps %d pins", pins)
 	}

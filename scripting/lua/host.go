@@ -2,15 +2,14 @@ package lua
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
 
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostpool"
 	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
 )
 
@@ -37,6 +36,12 @@ type Host struct {
 	// require("dsh.<name>")): the capability modules fs, process, http and
 	// path, or any other. Their functions block the calling Lua code.
 	Modules []scripting.Module
+	// Memory, when set, stops the calls (and top levels) whose scripts run
+	// while the heap passes its limit: they fail with its error and their
+	// instances are replaced. Nil turns the bound off. While it is set, every
+	// call's state checks its context at each instruction, as under a
+	// deadline.
+	Memory *scripting.MemoryGuard
 }
 
 // Extensions returns .lua.
@@ -75,167 +80,45 @@ func (h *Host) Load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 // load is Load returning the plugin's pool.
 func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Source) (*pool, error) {
 	pl := &pool{host: h, plugin: p, src: src, log: h.logger().With("plugin", src.Rel)}
+	pl.instances = hostpool.New(hostpool.Options[*instance]{
+		Start:     func(ctx context.Context) (*instance, error) { return pl.newInstance(ctx, true) },
+		CloseWait: h.grace(),
+		Logger:    pl.log,
+	})
 	first, err := pl.newInstance(ctx, false)
 	if err != nil {
+		pl.instances.Close()
 		return nil, err
 	}
-	pl.effects = first.seq
-	pl.slots = []*instance{first}
-	for n := 1; n < first.wantInstances; n++ {
-		inst, err := pl.replayInstance(ctx)
-		if err != nil {
-			pl.close()
-			return nil, &scripting.Diagnostic{File: src.Rel, Message: fmt.Sprintf("instance %d of %d: %v", n+1, first.wantInstances, err), Err: err}
-		}
-		pl.slots = append(pl.slots, inst)
+	if err := pl.instances.Fill(ctx, first, first.wantInstances); err != nil {
+		return nil, &scripting.Diagnostic{File: src.Rel, Message: err.Error(), Err: err}
 	}
-	p.OnClose(pl.close)
+	p.OnClose(pl.instances.Close)
 	return pl, nil
 }
 
-// pool holds a plugin's instances: calls go to the least busy one, and an
-// interrupted instance is replaced by a fresh one that replays the top level.
+// pool is a plugin's instances (see package hostpool): calls go to the
+// least busy one, and an interrupted instance is replaced by a fresh one that
+// replays the top level.
 type pool struct {
-	host   *Host
-	plugin *scripting.Plugin
-	src    scripting.Source
-	log    *slog.Logger
-
-	mu      sync.Mutex
-	slots   []*instance // nil entries are instances that failed to restart
-	closed  bool
-	effects int // the number of top-level effects: a replay must make as many
-	pins    map[int]*instance
-	nextPin int
+	host      *Host
+	plugin    *scripting.Plugin
+	src       scripting.Source
+	log       *slog.Logger
+	instances *hostpool.Pool[*instance]
 }
 
 // firstDynamicKey is where the keys of effects made after the top level start.
-const firstDynamicKey = 1 << 40
+const firstDynamicKey = hostpool.FirstDynamicKey
 
 // pin returns a new dynamic key served by inst only.
-func (pl *pool) pin(inst *instance) int {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.pins == nil {
-		pl.pins = map[int]*instance{}
-		pl.nextPin = firstDynamicKey
-	}
-	k := pl.nextPin
-	pl.nextPin++
-	pl.pins[k] = inst
-	return k
-}
+func (pl *pool) pin(inst *instance) int { return pl.instances.Pin(inst) }
 
 // unpin forgets a dynamic key's instance.
-func (pl *pool) unpin(k int) {
-	pl.mu.Lock()
-	delete(pl.pins, k)
-	pl.mu.Unlock()
-}
+func (pl *pool) unpin(k int) { pl.instances.Unpin(k) }
 
 // errGone is a callback whose instance was replaced.
-var errGone = errors.New("the script callback is gone (it was registered from a call on an instance that was since replaced)")
-
-// instanceFor picks the instance for a callback key: the pinned one for a
-// dynamic key, the least busy otherwise.
-func (pl *pool) instanceFor(ctx context.Context, key int) (*instance, error) {
-	if key < firstDynamicKey {
-		return pl.instance(ctx)
-	}
-	pl.mu.Lock()
-	inst := pl.pins[key]
-	pl.mu.Unlock()
-	if inst == nil || inst.broken() {
-		return nil, errGone
-	}
-	return inst, nil
-}
-
-// instance picks the instance to serve a call, replacing a broken one.
-func (pl *pool) instance(ctx context.Context) (*instance, error) {
-	pl.mu.Lock()
-	defer pl.mu.Unlock()
-	if pl.closed {
-		return nil, errDisposed
-	}
-	if len(pl.slots) == 1 && pl.slots[0] != nil && !pl.slots[0].broken() {
-		return pl.slots[0], nil
-	}
-	best := -1
-	for k, inst := range pl.slots {
-		if inst == nil || inst.broken() {
-			if inst != nil {
-				pl.log.Warn("plugin instance was interrupted; starting a fresh one")
-				inst.close()
-			}
-			fresh, err := pl.replayInstance(ctx)
-			if err != nil {
-				pl.slots[k] = nil
-				pl.log.Error("the plugin's fresh instance failed to start", "error", err)
-				continue
-			}
-			pl.slots[k] = fresh
-			inst = fresh
-		}
-		if best < 0 || inst.busy.Load() < pl.slots[best].busy.Load() {
-			best = k
-		}
-	}
-	if best < 0 {
-		return nil, errors.New("the plugin has no instance able to serve (its fresh instances failed to start)")
-	}
-	return pl.slots[best], nil
-}
-
-// errDisposed is a call into a plugin that was disposed.
-var errDisposed = errors.New("the plugin has been disposed")
-
-// replayInstance starts an instance that replays the top level and checks it
-// made the same registrations as the first.
-func (pl *pool) replayInstance(ctx context.Context) (*instance, error) {
-	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), scripting.DefaultLoadTimeout)
-	defer cancel()
-	inst, err := pl.newInstance(lctx, true)
-	if err != nil {
-		return nil, err
-	}
-	if inst.seq != pl.effects {
-		inst.close()
-		return nil, fmt.Errorf("the instance made %d registrations at top level, not %d as the first did", inst.seq, pl.effects)
-	}
-	return inst, nil
-}
-
-func (pl *pool) close() {
-	pl.mu.Lock()
-	slots := pl.slots
-	pins := pl.pins
-	pl.closed, pl.slots, pl.pins = true, nil, nil
-	pl.mu.Unlock()
-	var all []*instance
-	for _, inst := range slots {
-		if inst != nil {
-			all = append(all, inst)
-		}
-	}
-	for _, inst := range pins {
-		all = append(all, inst) // pinned instances may have been replaced
-	}
-	for _, inst := range all {
-		inst.close()
-	}
-	// The goroutines exit once their current call unwinds: at once, as the
-	// plugin's calls have drained, unless one is stuck in Go code.
-	t := time.NewTimer(pl.host.grace())
-	defer t.Stop()
-	for _, inst := range all {
-		select {
-		case <-inst.dead:
-		case <-t.C:
-			return
-		}
-	}
-}
+var errGone = hostpool.ErrGone
 
 // newInstance starts an instance's goroutine, which makes its state and
 // installs the dsh module, and runs the top level there. A replay records the
@@ -266,3 +149,16 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 	}
 	return inst, nil
 }
+
+// Broken reports whether the instance was interrupted or closed.
+func (i *instance) Broken() bool { return i.broken() }
+
+// Abandon stops the instance without waiting; the channel closes once its
+// goroutine has exited.
+func (i *instance) Abandon() <-chan struct{} {
+	i.close()
+	return i.dead
+}
+
+// Effects is the number of effects the top level made.
+func (i *instance) Effects() int { return i.seq }

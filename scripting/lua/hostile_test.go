@@ -240,7 +240,7 @@ func TestADirectoryWithBrokenFilesStillLoadsTheGoodOnes(t *testing.T) {
 	}
 	e := loadDir(t, root)
 	want(t, strings.Join(e.diagnostics(), "\n"), "b_bad.lua:1: b\n"+
-		"c_dup.lua:2: tool \"good\" is already registered (for a per-agent variant, register through that agent's `agent.ctx` instead)")
+		"c_dup.lua:2: tool \"good\" is already registered (for a per-agent variant, register through that agent's scope, `tools.scope(id)`, instead)")
 	want(t, e.value(t, "good", nil), `"ok"`)
 }
 

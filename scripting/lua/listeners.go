@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // on is dsh.on(event, listener, {prepend}) for the six events.
@@ -25,41 +26,15 @@ func (i *instance) on(L *glua.LState, agent *engine.Agent) int {
 	}
 	key := i.key(fn)
 	pl := i.pool
-	p := pl.plugin
-	site := i.site(L)
-	var err error
-	var d engine.Disposer
-	switch event {
-	case "tools/pre-execute":
-		if !i.replay {
-			d, err = p.OnPreExecute(site, agent, pl.preExecute(key), opts...)
-		}
-	case "tools/execute":
-		if !i.replay {
-			d, err = p.OnExecute(site, agent, pl.wrapper(key), opts...)
-		}
-	case "tools/post-execute":
-		if !i.replay {
-			d, err = p.OnPostExecute(site, agent, pl.postExecute(key), opts...)
-		}
-	case "tools/result":
-		if !i.replay {
-			d, err = p.OnResult(site, agent, pl.resultObserver(key), opts...)
-		}
-	case "tools/change":
-		if !i.replay {
-			d, err = p.OnChange(site, pl.changeObserver(key))
-		}
-	case "tools/ptc-dispatch-log":
-		if !i.replay {
-			d, err = p.OnDispatchLog(site, agent, pl.dispatchLog(key), opts...)
-		}
-	default:
+	d, err := hostapi.On(pl.plugin, pl.adapters(), i.replay, i.site(L), agent, string(event), key, opts...)
+	if errors.Is(err, hostapi.ErrUnknownEvent) {
 		if key < firstDynamicKey {
 			i.seq-- // not an effect
+		} else {
+			pl.unpin(key)
 		}
 		delete(i.callbacks, key)
-		i.throw(L, fmt.Errorf("on(): unknown event %q (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)", string(event)))
+		i.throw(L, err)
 	}
 	if err != nil {
 		i.forget(key)
@@ -89,7 +64,7 @@ func (i *instance) next(L *glua.LState, f *frame, work func() (any, error), sett
 
 // errNoDecision is a listener that returned nothing.
 func errNoDecision(event string) error {
-	return errDecision(event, "it returned nil (return next() to pass the call on)")
+	return hostapi.InvalidDecision(event, errors.New("it returned nil (return next() to pass the call on)"))
 }
 
 // preExecute is a tools/pre-execute listener in the script.
@@ -109,11 +84,11 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 				return nil, err
 			}
 			if r == glua.LNil {
-				return nil, errNoDecision(preEvent)
+				return nil, errNoDecision(hostapi.PreExecute)
 			}
 			g, err := i.conv.ToGo(r, "decision", decisionSchema)
 			if err != nil {
-				return nil, errDecision(preEvent, err.Error())
+				return nil, hostapi.InvalidDecision(hostapi.PreExecute, err)
 			}
 			return scripting.ReadPreDecision(g)
 		})
@@ -183,11 +158,11 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 				return nil, err
 			}
 			if ret == glua.LNil {
-				return nil, errNoDecision(postEvent)
+				return nil, errNoDecision(hostapi.PostExecute)
 			}
 			g, err := i.conv.ToGo(ret, "decision", decisionSchema)
 			if err != nil {
-				return nil, errDecision(postEvent, err.Error())
+				return nil, hostapi.InvalidDecision(hostapi.PostExecute, err)
 			}
 			return scripting.ReadPostDecision(g)
 		})
@@ -270,5 +245,13 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 			return nil, err
 		}
 		return v.([]engine.Block), nil
+	}
+}
+
+// adapters are the pool's listener adapters, for hostapi.On.
+func (pl *pool) adapters() hostapi.Adapters {
+	return hostapi.Adapters{
+		PreExecute: pl.preExecute, Execute: pl.wrapper, PostExecute: pl.postExecute,
+		Result: pl.resultObserver, Change: pl.changeObserver, DispatchLog: pl.dispatchLog,
 	}
 }

@@ -24,19 +24,26 @@ var callKeys = map[string]bool{"id": true, "name": true, "arguments": true, "age
 // {"id", "name", "arguments", "agent"?} objects. "name" is required;
 // "id" defaults to "c<n>" (n counting from 1); "arguments" is the raw text
 // the model emitted, or an object (written out as canonical JSON text), and
-// is empty when absent; "agent" is an agent id, or null for none. Errors
-// name the call by its position: "call 2: ...".
+// is empty when absent; "agent" is an agent id, or null for none. Two
+// calls with the same id (given or defaulted) are an error: the results and
+// the session log tell calls apart by id. Errors name the call by its
+// position: "call 2: ...".
 func parseCalls(v any) ([]modelCall, error) {
 	arr, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("the calls must be a JSON array of {\"id\", \"name\", \"arguments\"} objects, not %s", jsonKind(v))
 	}
 	calls := make([]modelCall, 0, len(arr))
+	seen := make(map[string]int, len(arr)) // id -> call number
 	for i, el := range arr {
 		c, err := parseCall(el, i)
 		if err != nil {
 			return nil, fmt.Errorf("call %d: %w", i+1, err)
 		}
+		if n, dup := seen[c.block.ID]; dup {
+			return nil, fmt.Errorf("call %d: duplicate id %q (call %d has it too)", i+1, c.block.ID, n)
+		}
+		seen[c.block.ID] = i + 1
 		calls = append(calls, c)
 	}
 	return calls, nil

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dsh-go/dsh/dsl"
@@ -95,54 +98,127 @@ func (r *recorder) all() []record {
 // maxLogLine bounds one line of a session log read by replay.
 const maxLogLine = 64 << 20
 
+// errNotSessionLog is what a file that holds no session log is.
+var errNotSessionLog = errors.New("not a session log")
+
+// logReading is a session log as readRecords read it.
+type logReading struct {
+	recs []record
+	// cutOff is the number of the last line when it was cut off (the
+	// writer stopped in the middle of it, so its JSON ends too soon) and
+	// left out; 0 when it was not.
+	cutOff int
+}
+
 // readRecords reads a JSONL session log. Blank lines are skipped; every
-// other line must be a JSON object with string "id" and "type". Errors
-// name the line: "<name>:<line>: ...".
-func readRecords(r io.Reader, name string) ([]record, error) {
+// other line must be a JSON object with string "id" and "type". A last line
+// that was cut off is left out (logReading.cutOff says so) when complete
+// events come before it. A file whose first line is no event, or that holds
+// no tool/… event, is not a session log: the error wraps errNotSessionLog
+// and reads "<name>: not a session log: ...". Any other error names the
+// line: "<name>:<line>: ...".
+func readRecords(r io.Reader, name string) (logReading, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLogLine)
-	var recs []record
+	var out logReading
+	var cut error // a line cut off, if it is the last
 	for n := 1; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
-		v, err := dsl.Unmarshal(line)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		if cut != nil {
+			return logReading{}, fmt.Errorf("%s:%d: %w", name, out.cutOff, cut)
 		}
-		o, ok := v.(*dsl.Object)
-		if !ok {
-			return nil, fmt.Errorf("%s:%d: an event must be a JSON object, not %s", name, n, jsonKind(v))
+		rec, err := parseRecord(line)
+		switch {
+		case err == nil:
+			out.recs = append(out.recs, rec)
+		case len(out.recs) == 0:
+			return logReading{}, fmt.Errorf("%s: %w: line %d: %v", name, errNotSessionLog, n, err)
+		case endsTooSoon(err, line):
+			cut, out.cutOff = err, n
+		default:
+			return logReading{}, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-		rec := record{data: dsl.NewObject()}
-		for k, v := range o.All() {
-			switch k {
-			case "id", "type", "agent":
-				s, ok := v.(string)
-				if !ok {
-					return nil, fmt.Errorf("%s:%d: %q must be a string", name, n, k)
-				}
-				switch k {
-				case "id":
-					rec.id = s
-				case "type":
-					rec.typ = s
-				default:
-					rec.agent = s
-				}
-			case "time":
-			default:
-				rec.data.Set(k, v)
-			}
-		}
-		if rec.id == "" || rec.typ == "" {
-			return nil, fmt.Errorf("%s:%d: an event needs an \"id\" and a \"type\"", name, n)
-		}
-		recs = append(recs, rec)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return logReading{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return recs, nil
+	if len(out.recs) > 0 && !slices.ContainsFunc(out.recs, func(r record) bool { return strings.HasPrefix(r.typ, "tool/") }) {
+		return logReading{}, fmt.Errorf("%s: %w: no tool/call or tool/result event", name, errNotSessionLog)
+	}
+	return out, nil
+}
+
+// endsTooSoon reports whether err is the JSON syntax error of a line that
+// stops in the middle of its value: a line cut off.
+func endsTooSoon(err error, line []byte) bool {
+	var se *dsl.SyntaxError
+	return errors.As(err, &se) && se.Offset >= int64(len(line))
+}
+
+// parseRecord reads one line of a session log.
+func parseRecord(line []byte) (record, error) {
+	v, err := dsl.Unmarshal(line)
+	if err != nil {
+		return record{}, err
+	}
+	o, ok := v.(*dsl.Object)
+	if !ok {
+		return record{}, fmt.Errorf("an event must be a JSON object, not %s", jsonKind(v))
+	}
+	rec := record{data: dsl.NewObject()}
+	for k, v := range o.All() {
+		switch k {
+		case "id", "type", "agent":
+			s, ok := v.(string)
+			if !ok {
+				return record{}, fmt.Errorf("%q must be a string", k)
+			}
+			switch k {
+			case "id":
+				rec.id = s
+			case "type":
+				rec.typ = s
+			default:
+				rec.agent = s
+			}
+		case "time":
+		default:
+			rec.data.Set(k, v)
+		}
+	}
+	if rec.id == "" || rec.typ == "" {
+		return record{}, errors.New(`an event needs an "id" and a "type"`)
+	}
+	return rec, nil
+}
+
+// splitBatches splits the records of a session log into its batches, as a
+// log appended to by several runs holds them. The log marks no batch, so a
+// batch ends where a tool/call repeats a call id of the batch (the ids of
+// one batch are unique; "dsh run" refuses a calls file that repeats one) or
+// names another agent than the batch's calls (a run gives each agent's
+// consecutive calls a batch of their own). Other records stay with the
+// batch they follow.
+func splitBatches(recs []record) [][]record {
+	var out [][]record
+	start := 0
+	ids := map[string]bool{}
+	agent := ""
+	for i, r := range recs {
+		if r.typ != engine.EventToolCall {
+			continue
+		}
+		id := r.str("callId")
+		if len(ids) > 0 && (ids[id] || r.agent != agent) {
+			out = append(out, recs[start:i])
+			start = i
+			clear(ids)
+		}
+		ids[id] = true
+		agent = r.agent
+	}
+	return append(out, recs[start:])
 }

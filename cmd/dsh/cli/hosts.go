@@ -21,18 +21,19 @@ type language struct {
 
 // languages lists the script languages dsh mounts, in one place: every
 // command that loads plugins or writes declarations takes its hosts from
-// here. Adding a language is adding its entry.
-func languages(logger *slog.Logger, modules []scripting.Module) []language {
+// here. Adding a language is adding its entry. memory, when not nil, bounds
+// the memory the scripts of every language may use.
+func languages(logger *slog.Logger, modules []scripting.Module, memory *scripting.MemoryGuard) []language {
 	return []language{
 		{
 			name:     "JavaScript and TypeScript",
-			host:     &js.Host{Logger: logger, Modules: modules},
+			host:     &js.Host{Logger: logger, Modules: modules, Memory: memory},
 			declFile: "dsh.d.ts",
 			decls:    js.Declarations,
 		},
 		{
 			name:     "Lua",
-			host:     &lua.Host{Logger: logger, Modules: modules},
+			host:     &lua.Host{Logger: logger, Modules: modules, Memory: memory},
 			declFile: "dsh.lua",
 			decls:    lua.Declarations,
 		},
@@ -46,13 +47,4 @@ func hostsOf(langs []language) []scripting.Host {
 		hosts[i] = l.host
 	}
 	return hosts
-}
-
-// extensionsOf returns every extension the languages' hosts load.
-func extensionsOf(langs []language) []string {
-	var exts []string
-	for _, l := range langs {
-		exts = append(exts, l.host.Extensions()...)
-	}
-	return exts
 }

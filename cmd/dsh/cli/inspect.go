@@ -255,7 +255,7 @@ Exit status: 0, 1 when a file cannot be written, 2 for a usage error.`,
 			if err := os.MkdirAll(out, 0o755); err != nil {
 				return userErrorf("--out %s: %v", out, pathErr(err))
 			}
-			for _, l := range languages(nil, nil) {
+			for _, l := range languages(nil, nil, nil) {
 				if l.decls == nil {
 					continue
 				}
@@ -279,9 +279,15 @@ func newReplayCmd(o *options) *cobra.Command {
 		Long: `Replay reads a session log written by --log (JSONL events; "-" for
 standard input) and draws the card of each call again, with the
 presenters of the plugins loaded now: presentation is pure, so the same
-plugins draw the same cards as the live run did, followed by the same
-summary line. Calls run as agents are looked up in that agent's scope:
-give the same --agent-parent flags as the run.
+plugins draw the same cards as the live run did, each batch followed by
+the same summary line. Calls run as agents are looked up in that agent's
+scope: give the same --agent-parent flags as the run.
+
+A log that several runs appended to holds several batches. The log does
+not mark them: a batch ends where a call id repeats, or where the calls
+change agent. A last line that was cut off (the writer stopped in the
+middle of it) is left out with a warning, and the events before it are
+drawn.
 
 With --json, it prints {"cards": [{"callId", "name", "call"?, "result"?}]},
 the presenters' views as JSON.
@@ -293,24 +299,28 @@ Exit status: 0, 1 for a log that cannot be read or is not a session log,
 		Args: exactArgs(1, "replay needs one session LOG (or - for standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			var recs []record
+			var log logReading
 			if name == stdinName {
-				r, err := readRecords(o.stdin, displayName(name))
+				l, err := readRecords(o.stdin, displayName(name))
 				if err != nil {
 					return userErrorf("%v", err)
 				}
-				recs = r
+				log = l
 			} else {
 				f, err := os.Open(name)
 				if err != nil {
 					return userErrorf("%s: %v", name, pathErr(err))
 				}
-				r, err := readRecords(f, name)
+				l, err := readRecords(f, name)
 				f.Close()
 				if err != nil {
 					return userErrorf("%v", pathErr(err))
 				}
-				recs = r
+				log = l
+			}
+			if log.cutOff > 0 {
+				fmt.Fprintf(o.stderr, "dsh: warning: %s:%d: the last line is cut off; replaying the %s before it\n",
+					displayName(name), log.cutOff, plural(len(log.recs), "event", "events"))
 			}
 			s, err := newSession(o)
 			if err != nil {
@@ -321,12 +331,10 @@ Exit status: 0, 1 for a log that cannot be read or is not a session log,
 				return err
 			}
 			s.printDiagnostics(o.stderr)
-			cards := presenter{s}.cards(recs)
 			if o.json {
-				return writeJSONLine(o.stdout, cardsJSON(cards))
+				return writeJSONLine(o.stdout, cardsJSON(presenter{s}.cards(log.recs)))
 			}
-			writeCards(o.stdout, style{on: colour(o.stdout)}, cards)
-			fmt.Fprintln(o.stdout, summary(style{on: colour(o.stdout)}, cards, recs))
+			writeBatches(o.stdout, style{on: colour(o.stdout)}, presenter{s}, splitBatches(log.recs))
 			return nil
 		},
 	}

@@ -3,10 +3,14 @@ package cli
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/scripting"
 )
 
 // The --approve modes.
@@ -24,6 +28,9 @@ const defaultScripts = "scripts"
 // defaultMaxParallel is the native executor's cap on bodies in flight.
 const defaultMaxParallel = 10
 
+// defaultMemoryLimit is --memory-limit's default, in MiB.
+const defaultMemoryLimit = 1024
+
 // options are the global flags, shared by every command that runs the
 // engine.
 type options struct {
@@ -38,6 +45,7 @@ type options struct {
 	maxParallel int
 	verbose     bool
 	httpAllow   []string
+	memoryLimit int // MiB; 0 turns the guard off
 
 	// Standard streams of this Run.
 	stdin          io.Reader
@@ -57,6 +65,7 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.StringArrayVar(&o.agentParent, "agent-parent", nil, "declare an agent's parent, `CHILD=PARENT` (repeatable): the scope chain")
 	f.IntVar(&o.maxParallel, "max-parallel", defaultMaxParallel, "at most `N` tool bodies in flight")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "debug logs on standard error")
+	f.IntVar(&o.memoryLimit, "memory-limit", defaultMemoryLimit, "stop the calls whose scripts run while the heap passes `MiB` (0 turns the limit off)")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil, "`HOSTS` dsh/http may fetch from, comma-separated (default loopback only)")
 	root.MarkFlagsMutuallyExclusive("agent", "no-agent")
 }
@@ -68,6 +77,9 @@ func (o *options) check() error {
 	case "", approvePrompt, approveAllow, approveDeny, approveNone:
 	default:
 		return fmt.Errorf("--approve %s: the mode must be prompt, allow, deny or none", o.approve)
+	}
+	if o.memoryLimit < 0 {
+		return fmt.Errorf("--memory-limit %d: the limit must be a number of MiB, or 0 to turn it off", o.memoryLimit)
 	}
 	if o.maxParallel <= 0 {
 		return fmt.Errorf("--max-parallel %d: maxParallelToolCalls must be a positive integer", o.maxParallel)
@@ -120,4 +132,21 @@ func colour(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f)
+}
+
+// memoryGuard builds the guard of --memory-limit (nil when it is 0) and sets
+// the Go runtime's soft memory limit to one and a half times the limit, so
+// that garbage cannot take the process's resident size far past it (dsh runs
+// with GOGC=400). At the limit itself the collector would run without pause
+// while a script's live heap nears it, slowing every call (measured: a JS
+// body growing an array to 256 MiB failed after 5-6 s instead of 3). The
+// soft limit is process-wide: the CLI owns the process, a library embedder
+// chooses its own.
+func (o *options) memoryGuard(logger *slog.Logger) *scripting.MemoryGuard {
+	if o.memoryLimit <= 0 {
+		return nil
+	}
+	limit := int64(o.memoryLimit) * scripting.MiB
+	debug.SetMemoryLimit(limit + limit/2)
+	return scripting.NewMemoryGuard(limit, scripting.MemoryGuardOptions{Logger: logger})
 }

@@ -207,20 +207,27 @@ func FuzzReadRecords(f *testing.F) {
 		`{"id":"e2","type":"tool/result","callId":"c1","content":[],"isError":false,"callEvent":"e1"}`)
 	f.Add("\n\n{}\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		recs, err := readRecords(strings.NewReader(text), "log")
+		log, err := readRecords(strings.NewReader(text), "log")
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "log") {
 				t.Fatalf("error %q does not name the log", err)
 			}
 			return
 		}
-		for _, r := range recs {
+		for _, r := range log.recs {
 			if r.id == "" || r.typ == "" {
 				t.Fatalf("a record without id or type: %+v", r)
 			}
 		}
-		sources(recs)
-		schedule(recs)
+		n := 0
+		for _, b := range splitBatches(log.recs) {
+			n += len(b)
+			sources(b)
+			schedule(b)
+		}
+		if n != len(log.recs) {
+			t.Fatalf("the batches hold %d records of %d", n, len(log.recs))
+		}
 	})
 }
 

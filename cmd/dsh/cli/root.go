@@ -118,7 +118,13 @@ when interrupted.`,
 		Version:       mainVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          runGroup,
+		// Arguments are runGroup's to refuse. With Args unset, cobra's own
+		// check would run before the flags are parsed, and "dsh --bogus
+		// call x" (where --bogus seems to take "call" as its value) would
+		// report the unknown command "x" instead of the unknown flag.
+		Args:                       cobra.ArbitraryArgs,
+		RunE:                       runGroup,
+		SuggestionsMinimumDistance: 2,
 	}
 	root.SetVersionTemplate("dsh {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -133,7 +139,11 @@ when interrupted.`,
 // and succeed, or, below the root, ignore an unknown subcommand.)
 func runGroup(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t") + "\n"
+		}
+		return errors.New(msg)
 	}
 	var names []string
 	for _, c := range cmd.Commands() {

@@ -174,6 +174,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 
 	total := &engine.BatchResult{Results: []engine.CallResult{}}
 	var batchErr error
+	var ends []int // where each batch's records end
 	for _, b := range batches {
 		observed.Store(0)
 		res, err := s.runBatch(ctx, b, rec)
@@ -193,6 +194,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 				}
 			}
 		}
+		ends = append(ends, len(rec.all()))
 		if err != nil {
 			batchErr = err
 			break
@@ -206,9 +208,16 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 	} else {
 		st := style{on: colour(o.stdout)}
 		recs := rec.all()
-		cards := presenter{s}.cards(recs)
-		writeCards(o.stdout, st, cards)
-		fmt.Fprintln(o.stdout, summary(st, cards, recs))
+		var split [][]record
+		start := 0
+		for _, end := range ends {
+			split = append(split, recs[start:end])
+			start = end
+		}
+		if len(split) == 0 {
+			split = [][]record{recs}
+		}
+		writeBatches(o.stdout, st, presenter{s}, split)
 		writeContexts(o.stdout, st, total.AdditionalContexts, total.Concluded)
 	}
 	if batchErr != nil {
@@ -234,6 +243,19 @@ func (s *session) runBatch(ctx context.Context, b batchOf, rec *recorder) (*engi
 		return be.Committed, be
 	}
 	return res, err
+}
+
+// writeBatches writes the cards of each batch, then its summary line, with
+// a blank line between batches.
+func writeBatches(w io.Writer, st style, p presenter, batches [][]record) {
+	for i, recs := range batches {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		cards := p.cards(recs)
+		writeCards(w, st, cards)
+		fmt.Fprintln(w, summary(st, cards, recs))
+	}
 }
 
 // writeJSONLine writes v as one line of canonical JSON.

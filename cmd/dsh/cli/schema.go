@@ -14,9 +14,10 @@ import (
 
 func newSchemaCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "schema",
-		Short: "Check raw JSON Schemas and validate values against them",
-		RunE:  runGroup,
+		Use:                        "schema",
+		Short:                      "Check raw JSON Schemas and validate values against them",
+		RunE:                       runGroup,
+		SuggestionsMinimumDistance: 2,
 	}
 	cmd.AddCommand(newSchemaCheckCmd(), newSchemaValidateCmd())
 	return cmd

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
@@ -95,12 +94,13 @@ func newSession(o *options) (*session, error) {
 	}
 	modules, err := capability.Modules(capability.Config{Workspace: o.workspace, HTTPAllow: o.httpAllow})
 	if err != nil {
-		if len(o.httpAllow) > 0 && strings.Contains(err.Error(), "HTTPAllow") {
+		var ae *capability.AllowListError
+		if errors.As(err, &ae) {
 			return nil, fmt.Errorf("--http-allow: %v", err) // a malformed flag value: usage
 		}
 		return nil, userErrorf("%v", err)
 	}
-	s.langs = languages(logger, modules)
+	s.langs = languages(logger, modules, o.memoryGuard(logger))
 	loaderLogger := slog.New(slog.DiscardHandler) // failures are reported as diagnostics
 	if o.verbose {
 		loaderLogger = logger
@@ -179,9 +179,8 @@ func (s *session) loadAll(ctx context.Context) ([]loadedPlugin, error) {
 	})
 	defer stop()
 	var loaded []loadedPlugin
-	exts := extensionsOf(s.langs)
 	for _, dir := range dirs {
-		files, err := scripting.PluginFiles(dir, exts)
+		files, err := scripting.PluginFiles(dir, s.loader.Hosts)
 		if err != nil {
 			return loaded, userErrorf("--scripts %s: %v", dir, pathErr(err))
 		}

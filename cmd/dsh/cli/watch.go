@@ -33,12 +33,15 @@ is loaded in fresh interpreters and swapped in at once, while the calls
 that already began finish on the old one. A version that fails to load is
 reported and the old one keeps serving. A deleted file unloads its plugin,
 a new file loads, and a change to a module (under lib/, say) reloads the
-plugins that import it. Each load, reload, unload and diagnostic is printed
-on standard error as it happens:
+plugins that import it. A file that is emptied is unloaded only once it
+has stayed empty for a second, so that an editor that truncates the file
+before writing it does not drop the plugin meanwhile. Each load, reload,
+unload and diagnostic is printed on standard error as it happens:
 
   scripts/policy.js: loaded 9e8d7c6b5a41
   scripts/policy.js:4:9: Unexpected "}"
   scripts/policy.js: reload failed; 9e8d7c6b5a41 keeps serving
+  scripts/policy.js: 9e8d7c6b5a41 serves again
   scripts/policy.js: reloaded 3f2a9c0d11b2 (was 9e8d7c6b5a41)
 
 (the hex is the start of the file's content hash). Meanwhile it serves the
@@ -181,6 +184,8 @@ func printReload(w *lockedWriter, ev scripting.ReloadEvent) {
 		if ev.Previous != "" {
 			w.printf("%s: reload failed; %s keeps serving", p, shortRev(ev.Previous))
 		}
+	case scripting.PluginRestored:
+		w.printf("%s: %s serves again", p, shortRev(ev.Revision))
 	}
 }
 

@@ -76,6 +76,33 @@
 // function stops when that function returns. An interrupted runtime is never
 // reused; the glue replaces the instance.
 //
+// # Work left behind
+//
+// Every entry runs on behalf of a Run (its owner, see [Loop.CallContext]) or
+// of none. Script code that runs while its owner is running is that Run's
+// business, bounded by its deadline as above. The rest is orphan work: timer
+// callbacks, host-work settlements and promise jobs of Runs that have
+// finished (an unawaited async function, a timer chain, a microtask flood
+// left by a call that returned), and entries made on behalf of no Run. An
+// entry turns orphan when its owner finishes in it, or when the promise its
+// owner returned settles in it (the drain after a body that returned is
+// orphan; so is the rest of a drain in which an async body's promise
+// settled, which would otherwise delay its result until its deadline).
+// Ownership is tracked per entry, not per promise job: a promise job of a
+// running Run that an orphan entry happens to resume counts as orphan. Its busy time, in wall time, is a debt paid back
+// at [Options.OrphanBudget] per [Options.OrphanWindow] (by default 250 ms per
+// 5 s: background work that keeps the loop less than 5% busy runs forever).
+// When the debt reaches the budget, the loop breaks with a reason matching
+// [ErrOrphanWork] and ErrInterrupted, so the glue replaces the instance. Many
+// short entries are caught as they return. One long entry (a callback that
+// spins, a drain that never ends) is caught by a watchdog: a timer armed when
+// an entry turns orphan, for when the rest of the budget runs out, that
+// interrupts the runtime from its own goroutine as a deadline does; it is
+// re-armed at most once per budget, so an ordinary call costs two clock reads
+// and no timer operation. Runs still pending get the stop reason; Runs whose
+// fn never ran also match [ErrNotStarted], so the glue may retry them on a
+// fresh instance.
+//
 // # Call depth
 //
 // goja runs JavaScript-to-JavaScript calls without Go recursion, but each
@@ -126,6 +153,11 @@
 // Close stops and drops all timers.
 //
 // # Errors
+//
+// The reason the loop broke reaches OnError as well: ErrInterrupted (a
+// deadline), an error wrapping ErrOrphanWork (which matches ErrInterrupted),
+// or one wrapping ErrBroken (a fault). The first two are interrupts the loop
+// caused, not script errors.
 //
 // Script errors reach done and OnError as *JSError: Name, Message and Stack
 // of a thrown Error read Go-side from data properties (accessors, proxies and

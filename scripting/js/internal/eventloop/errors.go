@@ -23,7 +23,63 @@ var (
 	// than an interrupt: a Go panic on the loop, or an uncatchable error that
 	// made goja discard its promise job queue.
 	ErrBroken = errors.New("eventloop: broken")
+	// ErrOrphanWork is wrapped by the stop reason of a loop whose orphan work
+	// (work left by finished Runs, see Options.OrphanBudget) spent its
+	// budget. It matches ErrInterrupted too: the loop interrupted the script.
+	ErrOrphanWork error = orphanWorkError{}
+	// ErrNotStarted is matched, besides the stop reason, by the error of a Run
+	// whose fn never ran because the loop stopped first: the caller may retry
+	// it elsewhere, since the script saw nothing of it.
+	ErrNotStarted = errors.New("eventloop: the job never started")
 )
+
+// IsInterrupt reports whether err, a reason the loop stopped (as OnError
+// and Err give it), is one the loop or its host caused rather than a fault:
+// a deadline's interrupt or the orphan budget's (both ErrInterrupted), a
+// [Loop.Break], or Close. A Go panic on the loop and a stack overflow that
+// made goja discard its job queue are faults. Like gojaError, it never
+// unwraps a *goja.Exception (which would run script code).
+func IsInterrupt(err error) bool {
+	switch e := err.(type) {
+	case nil, *goja.Exception:
+		return false
+	case hostBreak:
+		return true
+	case interface{ Is(error) bool }:
+		if e.Is(ErrInterrupted) {
+			return true
+		}
+	case interface{ Unwrap() []error }:
+		for _, err := range e.Unwrap() {
+			if IsInterrupt(err) {
+				return true
+			}
+		}
+		return false
+	}
+	return err == ErrInterrupted || err == ErrClosed || IsInterrupt(errors.Unwrap(err))
+}
+
+// hostBreak marks the reason of a Break; its text is the reason's.
+type hostBreak struct{ error }
+
+func (e hostBreak) Unwrap() error { return e.error }
+
+type orphanWorkError struct{}
+
+func (orphanWorkError) Error() string {
+	return "eventloop: background work left by a finished call ran past its budget"
+}
+
+func (orphanWorkError) Is(target error) bool { return target == ErrInterrupted }
+
+// notStarted is a stop reason given to a Run that never started: its text is
+// the reason's, and it matches ErrNotStarted as well.
+type notStarted struct{ reason error }
+
+func (e notStarted) Error() string      { return e.reason.Error() }
+func (e notStarted) Unwrap() error      { return e.reason }
+func (notStarted) Is(target error) bool { return target == ErrNotStarted }
 
 // maxStackFrames bounds the frames formatted into JSError.Stack (a stack
 // overflow captures thousands).

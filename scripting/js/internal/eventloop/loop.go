@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/scripting/js/internal/jsguard"
 )
 
 const (
@@ -50,6 +52,32 @@ type Options struct {
 	// runs on the loop and must not call script code. Thrown primitives are
 	// converted without it.
 	ThrownValue func(vm *goja.Runtime, v goja.Value) (any, bool)
+	// OrphanBudget bounds the busy time of orphan work: script code that
+	// runs on behalf of no running Run (timer callbacks, host-work
+	// settlements and promise jobs left by Runs that have finished). It is
+	// a debt paid back at OrphanBudget per OrphanWindow of wall time; when it
+	// reaches OrphanBudget, even in the middle of one entry, the loop breaks
+	// with an error matching ErrOrphanWork (see the package documentation).
+	// 0 means DefaultOrphanBudget; a negative value turns the bound off.
+	OrphanBudget time.Duration
+	// OrphanWindow is how long orphan work takes to pay back OrphanBudget;
+	// <= 0 means DefaultOrphanWindow.
+	OrphanWindow time.Duration
+	// Guard configures jsguard, which bounds the goja builtins that recurse
+	// in Go or allocate by a requested size (JSON, join, bind, Proxy,
+	// repeat, typed arrays...); it is installed on the fresh runtime before
+	// anything else runs. The zero value gives jsguard's defaults.
+	Guard jsguard.Options
+	// Unguarded leaves goja's builtins as they are (for tests and
+	// benchmarks that measure jsguard's cost; never for untrusted code).
+	Unguarded bool
+	// Enter, when set, is called on the loop each time it enters the
+	// runtime to run script code (a Run's job or done, a timer, a
+	// settlement, Setup), and the function it returns when that entry ends,
+	// its microtasks drained: the glue watches the heap while script code
+	// runs (a memory guard that Breaks the loop). Both must be cheap and
+	// must not block.
+	Enter func(l *Loop) (leave func())
 }
 
 // Loop is one goja runtime and the goroutine that owns it. All methods are
@@ -77,6 +105,14 @@ type Loop struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	workers     sync.WaitGroup
+	abandonOnce sync.Once
+	gone        chan struct{} // Abandon's: closed when the goroutine and every work function have exited
+
+	// The orphan watchdog's (see orphan.go): when the running orphan entry
+	// spends the budget (mono ns, 0 when none), and who arms the timer.
+	orphanDeadline atomic.Int64
+	wdArmed        atomic.Bool
+	orphans        orphanState
 
 	// Loop-only state below: touched by the loop goroutine only.
 	spare    []item
@@ -171,6 +207,7 @@ func New(opts Options) (*Loop, error) {
 		l.grace = 0
 	}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.initOrphans()
 	ready := make(chan error, 1)
 	go l.main(ready)
 	if err := <-ready; err != nil {
@@ -215,7 +252,7 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 		defer hard.Stop()
 	}
 	if !l.post(item{run: r}) {
-		return nil, l.Err()
+		return nil, notStarted{l.Err()}
 	}
 	select {
 	case res := <-r.res:
@@ -227,7 +264,7 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 	if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
 		return nil, ctx.Err()
 	}
-	l.post(item{fn: func() { l.cancelRun(r) }})
+	l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
 	// The grace counts from the end of ctx: the deadline, or now if it was
 	// cancelled earlier.
 	if end := time.Now().Add(l.grace); hard == nil {
@@ -261,8 +298,11 @@ func (l *Loop) afterQuit(r *run) (any, error) {
 	case res := <-r.res:
 		return res.v, res.err
 	default:
-		return nil, l.Err()
 	}
+	if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
+		return nil, notStarted{l.Err()}
+	}
+	return nil, l.Err()
 }
 
 // Close stops the loop: running script code is interrupted, timers are
@@ -279,6 +319,33 @@ func (l *Loop) Close() {
 	}
 	<-l.done
 	l.workers.Wait()
+}
+
+// Abandon stops the loop as Close does but never waits: it returns a
+// channel closed once the loop goroutine has exited and every Go work
+// function has returned. A script stuck inside a native function, or a work
+// function that ignores its context, keeps the channel open until it returns.
+// Abandon is idempotent and may be called from any goroutine, the loop's and
+// its work functions' included.
+func (l *Loop) Abandon() <-chan struct{} {
+	l.stop(ErrClosed, false)
+	l.abandonOnce.Do(func() {
+		l.gone = make(chan struct{})
+		go func() {
+			<-l.done
+			l.workers.Wait()
+			close(l.gone)
+		}()
+	})
+	return l.gone
+}
+
+// Break breaks the loop from outside for cause (a memory watchdog's, say):
+// running script code is interrupted, and every pending and later Run returns
+// an error wrapping both ErrBroken and cause. It does not wait, may be called
+// from any goroutine, and does nothing once the loop has stopped.
+func (l *Loop) Break(cause error) {
+	l.stop(hostBreak{fmt.Errorf("%w: %w", ErrBroken, cause)}, true)
 }
 
 // Broken reports whether the loop was broken: interrupted after a deadline,
@@ -401,6 +468,11 @@ func (l *Loop) init() error {
 	vm := goja.New()
 	l.vm = vm
 	vm.SetMaxCallStackSize(l.opts.MaxCallStackSize)
+	if !l.opts.Unguarded {
+		if err := jsguard.Install(vm, l.opts.Guard); err != nil {
+			return err
+		}
+	}
 	l.tmr = time.NewTimer(time.Hour)
 	l.tmr.Stop()
 
@@ -473,6 +545,11 @@ func (l *Loop) init() error {
 			r.val = call.Argument(1)
 			r.rejected = call.Argument(2).ToBoolean()
 			l.ready = append(l.ready, r)
+			if r == l.owner && l.orphans.on && l.orphans.from == 0 {
+				// r's outcome is known: what its entry goes on doing is left
+				// behind, and must not delay done past the budget.
+				l.orphanStart()
+			}
 		}
 		return goja.Undefined()
 	})
@@ -533,6 +610,7 @@ func (l *Loop) native(name string, length int, f func(goja.FunctionCall) goja.Va
 
 // serve is the loop: inbox jobs, then due timers, then sleep.
 func (l *Loop) serve() {
+	l.orphans.on = l.orphans.budget > 0
 	for {
 		l.mu.Lock()
 		items := l.inbox
@@ -578,13 +656,23 @@ func (l *Loop) serve() {
 // enter runs the current job inside the trampoline; the microtask queue
 // drains when it returns.
 func (l *Loop) enter() {
+	if l.opts.Enter != nil {
+		defer l.opts.Enter(l)()
+	}
 	defer func() {
 		if x := recover(); x != nil {
 			l.cur, l.curRun, l.curDone, l.owner = nil, nil, nil, nil
 			l.stop(fmt.Errorf("%w: %w", ErrBroken, &PanicError{Value: x, Stack: debug.Stack()}), true)
 		}
 	}()
-	if _, err := l.tramp(goja.Undefined()); err != nil {
+	if l.orphanEntry() {
+		l.orphanStart()
+	}
+	_, err := l.tramp(goja.Undefined())
+	if l.orphans.from != 0 {
+		l.orphanEnd()
+	}
+	if err != nil {
 		l.entryFailed(err)
 	}
 }
@@ -762,6 +850,9 @@ func (l *Loop) deliver(r *run, v any, err error) {
 	r.finished = true
 	delete(l.active, r)
 	r.res <- result{v, err}
+	if r == l.owner && l.orphans.on && l.orphans.from == 0 {
+		l.orphanStart() // the rest of the entry is left behind by r
+	}
 }
 
 func (l *Loop) cancelRun(r *run) {
@@ -808,7 +899,7 @@ func (l *Loop) exit() {
 	for _, it := range items {
 		if r := it.run; r != nil && r.state.CompareAndSwap(int32(runQueued), int32(runStarted)) {
 			r.finished = true
-			r.res <- result{nil, reason}
+			r.res <- result{nil, notStarted{reason}}
 		}
 	}
 	for r := range l.active {
@@ -822,6 +913,10 @@ func (l *Loop) exit() {
 	l.ready = nil
 	l.cur, l.curRun, l.curDone, l.owner = nil, nil, nil, nil
 	l.dropTimers()
+	if l.orphans.wd != nil {
+		l.orphans.wd.Stop()
+	}
+	l.orphanDeadline.Store(0)
 	l.cancel()
 	close(l.done)
 }

@@ -1,13 +1,16 @@
 package jsvalue
 
 import (
+	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/unistring"
+	"github.com/dsh-go/dsh/dsl"
 )
 
 // The fast path of ToGo reads an ordinary object's or array's own property
@@ -21,16 +24,25 @@ import (
 // implementation is goja's ordinary object, with class "Object", no symbol
 // keys ever added, and Object.prototype or null as prototype; an array whose
 // implementation is goja's dense array, with Array.prototype as prototype
-// and no property besides its indices and length. For any other object, and
-// whenever a property is not an enumerable data property, ToGo falls back to
-// the built-in path, which classifies the value and words the refusal.
+// and no property besides its indices and length.
+//
+// It fails closed. An entry of the table is taken as a value only when its
+// Go type is on an allow-list: goja's integer, float, boolean, null, its
+// three string representations (ASCII, UTF-16 and imported from Go) and
+// *goja.Object; or when it is goja's property record (*valueProperty) of an
+// enumerable data property whose value is of one of those types. Any other
+// entry (an accessor, a non-enumerable property, undefined, a symbol, a
+// BigInt, a hole, or a type this file does not know) sends the whole
+// container to the built-in path, which classifies the value and words the
+// refusal. So does any other object.
 //
 // The layout (field offsets and the types of goja's unexported structures)
-// is discovered by reflection once per process and then verified on probe
-// values against what the built-ins report; if goja's structures are not
-// the ones this file expects (a goja upgrade changed them), the fast path is
-// off and ToGo works as before, only slower. TestFastPathLayout fails in that
-// case, so an upgrade that disables it does not go unnoticed.
+// and the allow-list are discovered by reflection once per process and then
+// verified on probe values against what the built-ins report; if goja's
+// structures are not the ones this file expects (a goja upgrade changed
+// them), the fast path is off and ToGo works as before, only slower.
+// TestFastPathLayout fails in that case, so an upgrade that disables it does
+// not go unnoticed. [Realm.SetFastPath] turns it off for one realm.
 
 // layout is where goja keeps the facts the fast path reads.
 type layout struct {
@@ -47,6 +59,10 @@ type layout struct {
 	arrayValuesOff, arrayLengthOff uintptr
 	// valueProperty fields.
 	propValueOff, propEnumOff, propAccessorOff uintptr
+
+	// plain is the allow-list: the Go types of the values the fast path
+	// takes as data, most common first.
+	plain [8]reflect.Type
 }
 
 var (
@@ -130,7 +146,53 @@ func discover() *layout {
 	if !okPV || !okPE || !okPA {
 		return nil
 	}
+	if !l.discoverPlain(vm) {
+		return nil
+	}
 	return l
+}
+
+// discoverPlain fills the allow-list with the types of probe values, and
+// checks that they are distinct and that none is the property record.
+func (l *layout) discoverPlain(vm *goja.Runtime) bool {
+	probes := [len(l.plain)]goja.Value{
+		vm.ToValue("a"),                     // asciiString
+		vm.ToValue(int64(1)),                // valueInt
+		vm.ToValue(1.5),                     // valueFloat
+		vm.ToValue(true),                    // valueBool
+		goja.Null(),                         // valueNull
+		vm.NewObject(),                      // *Object
+		vm.ToValue(strings.Repeat("a", 17)), // *importedString: ToValue of a string over 16 bytes
+		nil,                                 // unicodeString, below
+	}
+	u, err := vm.RunString(`"\u00e9"`)
+	if err != nil {
+		return false
+	}
+	probes[len(probes)-1] = u
+	for i, p := range probes {
+		t := reflect.TypeOf(p)
+		if t == nil || t == l.propType {
+			return false
+		}
+		for _, seen := range l.plain[:i] {
+			if t == seen {
+				return false
+			}
+		}
+		l.plain[i] = t
+	}
+	return true
+}
+
+// isPlain reports whether a value of type t may be taken as data.
+func (l *layout) isPlain(t reflect.Type) bool {
+	for _, p := range l.plain {
+		if t == p {
+			return true
+		}
+	}
+	return false
 }
 
 // implType is the dynamic type of o's implementation.
@@ -157,53 +219,86 @@ func (l *layout) impl(o *goja.Object) unsafe.Pointer {
 }
 
 // dataValue returns the value of an own property as stored in the table, and
-// whether it is an enumerable data property.
+// whether it is an enumerable data property holding a value of an
+// allow-listed type.
 func (l *layout) dataValue(v goja.Value) (goja.Value, bool) {
 	if v == nil {
 		return nil, false
 	}
-	if reflect.TypeOf(v) != l.propType {
-		return v, true
+	t := reflect.TypeOf(v)
+	if t == l.propType {
+		p := reflect.ValueOf(v).UnsafePointer()
+		if *(*bool)(unsafe.Add(p, l.propAccessorOff)) || !*(*bool)(unsafe.Add(p, l.propEnumOff)) {
+			return nil, false
+		}
+		v = *(*goja.Value)(unsafe.Add(p, l.propValueOff))
+		if v == nil {
+			return nil, false
+		}
+		t = reflect.TypeOf(v)
 	}
-	p := reflect.ValueOf(v).UnsafePointer()
-	if *(*bool)(unsafe.Add(p, l.propAccessorOff)) || !*(*bool)(unsafe.Add(p, l.propEnumOff)) {
-		return nil, false
-	}
-	val := *(*goja.Value)(unsafe.Add(p, l.propValueOff))
-	return val, val != nil
+	return v, l.isPlain(t)
 }
 
+// fastResult is what the fast path made of a container.
+type fastResult uint8
+
+const (
+	fastNo      fastResult = iota // not a shape it knows: take the built-in path
+	fastOK                        // read
+	fastTooMany                   // an object with more than maxKeys own properties
+	fastTooBig                    // an object whose keys take more than maxKeyBytes
+)
+
 // object reads a plain object's own properties, in own-key order, appending
-// keys and values to the buffers given. ok is false when o is not a shape the
-// fast path knows or one of its properties is not plain data: the caller then
-// takes the built-in path.
-func (l *layout) object(o *goja.Object, objectProto *goja.Object, keys []string, vals []goja.Value) ([]string, []goja.Value, bool) {
+// keys and values to the buffers given. It returns fastNo when o is not a
+// shape the fast path knows or one of its properties is not plain data: the
+// caller then takes the built-in path. Before converting any key it refuses
+// an object with more than maxKeys keys (fastTooMany) or whose keys, with
+// dsl.ValueBytes for each property, take more than maxSize bytes (fastTooBig,
+// from a lower bound: a key of n UTF-16 units has at least n bytes in
+// UTF-8); the caller checks the exact size.
+func (l *layout) object(o *goja.Object, objectProto *goja.Object, keys []string, vals []goja.Value, maxKeys, maxSize int) ([]string, []goja.Value, fastResult) {
 	p := l.impl(o)
 	if p == nil || l.implType(o) != l.baseType || o.ClassName() != "Object" {
-		return keys, vals, false
+		return keys, vals, fastNo
 	}
 	if proto := o.Prototype(); proto != nil && proto != objectProto {
-		return keys, vals, false
+		return keys, vals, fastNo
 	}
 	if *(*unsafe.Pointer)(unsafe.Add(p, l.symOff)) != nil {
-		return keys, vals, false
+		return keys, vals, fastNo
 	}
 	names := *(*[]unistring.String)(unsafe.Add(p, l.namesOff))
 	table := *(*map[unistring.String]goja.Value)(unsafe.Add(p, l.valuesOff))
+	if len(names) > maxKeys {
+		return keys, vals, fastTooMany
+	}
+	size := dsl.ValueBytes * len(names)
+	for _, n := range names {
+		if u := n.AsUtf16(); u != nil {
+			size += len(u) - 1 // the first unit marks the representation
+		} else {
+			size += len(n)
+		}
+	}
+	if size > maxSize {
+		return keys, vals, fastTooBig
+	}
 	k0 := len(keys)
 	for _, n := range names {
 		if u := n.AsUtf16(); u != nil && hasLoneSurrogate(u) {
-			return keys[:k0], vals[:k0], false
+			return keys[:k0], vals[:k0], fastNo
 		}
 		v, ok := l.dataValue(table[n])
 		if !ok {
-			return keys[:k0], vals[:k0], false
+			return keys[:k0], vals[:k0], fastNo
 		}
 		keys = append(keys, n.String())
 		vals = append(vals, v)
 	}
 	ownKeysOrder(keys[k0:], vals[k0:])
-	return keys, vals, true
+	return keys, vals, fastOK
 }
 
 // array reads a dense array's elements, appending them to vals.
@@ -293,6 +388,17 @@ func (l *layout) verify() bool {
 		{`Object.defineProperty([1], 0, {get() { return 1 }, enumerable: true})`, false, false, nil},
 		{`(() => { const a = [1]; a[Symbol.iterator] = 1; return a })()`, false, false, nil},
 		{`new (class B extends Array {})(1, 2)`, false, false, nil},
+		// The allow-list: every JSON value is read, anything else is not.
+		{`({i: 1, f: 1.5, b: true, n: null, s: "a", u: "\u00e9", o: {}, a: []})`, true, true, []string{"i", "f", "b", "n", "s", "u", "o", "a"}},
+		{`Object.freeze({i: 1, s: "\u00e9", o: {}})`, true, true, []string{"i", "s", "o"}},
+		{`({a: undefined})`, true, false, nil},
+		{`({a: Symbol("s")})`, true, false, nil},
+		{`({a: 1n})`, true, false, nil},
+		{`Object.freeze({a: 1n})`, true, false, nil},
+		{`[1, undefined]`, false, false, nil},
+		{`[Symbol("s")]`, false, false, nil},
+		{`[1n]`, false, false, nil},
+		{`Object.freeze([undefined])`, false, false, nil},
 	}
 	for _, p := range probes {
 		v, err := vm.RunString(p.src)
@@ -304,8 +410,9 @@ func (l *layout) verify() bool {
 			return false
 		}
 		if p.object {
-			keys, vals, ok := l.object(o, objectProto, nil, nil)
-			if ok != p.ok || len(keys) != len(vals) {
+			keys, vals, res := l.object(o, objectProto, nil, nil, math.MaxInt, math.MaxInt)
+			ok := res == fastOK
+			if ok != p.ok || res != fastOK && res != fastNo || len(keys) != len(vals) {
 				return false
 			}
 			if ok {
@@ -334,6 +441,20 @@ func (l *layout) verify() bool {
 				}
 			}
 		}
+	}
+	// A string put in from Go, and the refusals before reading any key.
+	o := vm.NewObject()
+	if o.Set("s", strings.Repeat("\u00e9", 20)) != nil || o.Set("t", 1) != nil {
+		return false
+	}
+	if _, vals, res := l.object(o, objectProto, nil, nil, 2, 2+2*dsl.ValueBytes); res != fastOK || vals[0].String() != strings.Repeat("\u00e9", 20) {
+		return false
+	}
+	if _, _, res := l.object(o, objectProto, nil, nil, 1, math.MaxInt); res != fastTooMany {
+		return false
+	}
+	if _, _, res := l.object(o, objectProto, nil, nil, 2, 1+2*dsl.ValueBytes); res != fastTooBig {
+		return false
 	}
 	return true
 }

@@ -1,6 +1,7 @@
 package jsvalue
 
 import (
+	"errors"
 	"sync"
 	"testing"
 
@@ -70,6 +71,53 @@ func FuzzRoundTrip(f *testing.F) {
 		r.fast = fast
 		if err != nil || !dsl.Equal(slow, got) {
 			t.Fatalf("the built-in path read %v (%v) where the fast path read the same value", slow, err)
+		}
+	})
+}
+
+// FuzzLimits checks the limits on JSON documents: ToGo on the fast path and
+// on the built-in path refuse exactly the same values with the same errors,
+// and ToJS of the document accepts it under the same limits exactly when
+// ToGo does, since both count depth, values and bytes alike.
+func FuzzLimits(f *testing.F) {
+	for _, seed := range []string{`[]`, `[[[1]]]`, `{"a":"xxxxxxxx","b":[1,2,3]}`, `"long string"`, `{"k":{"k":{"k":{}}}}`} {
+		f.Add([]byte(seed), uint8(3), uint8(5), uint16(100))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, depth, nodes uint8, size uint16) {
+		want, err := dsl.Unmarshal(data)
+		if err != nil {
+			return
+		}
+		lim := Limits{MaxDepth: int(depth%8) + 1, MaxNodes: int(nodes%64) + 1, MaxBytes: int(size%2048) + 1}
+		r := fuzzRealms.Get().(*Realm)
+		defer fuzzRealms.Put(r)
+		defer r.SetLimits(Limits{})
+		defer r.SetFastPath(true)
+		r.SetLimits(Limits{})
+		js, err := r.ToJS(want)
+		if err != nil {
+			t.Fatalf("ToJS: %v", err)
+		}
+		r.SetFastPath(true)
+		fast, fastErr := r.ToGo(js, "value", lim)
+		r.SetFastPath(false)
+		slow, slowErr := r.ToGo(js, "value", lim)
+		if (fastErr == nil) != (slowErr == nil) || fastErr != nil && fastErr.Error() != slowErr.Error() {
+			t.Fatalf("the fast path said %v, the built-in path %v", fastErr, slowErr)
+		}
+		if fastErr == nil && (!dsl.Equal(fast, want) || !dsl.Equal(slow, want)) {
+			t.Fatal("a value within the limits changed")
+		}
+		if fastErr != nil && !errors.Is(fastErr, dsl.ErrLimit) {
+			t.Fatalf("ToGo refused a JSON document for another reason: %v", fastErr)
+		}
+		r.SetLimits(lim)
+		_, jsErr := r.ToJS(want)
+		if (jsErr == nil) != (fastErr == nil) {
+			t.Fatalf("ToJS said %v where ToGo said %v", jsErr, fastErr)
+		}
+		if jsErr != nil && !errors.Is(jsErr, dsl.ErrLimit) {
+			t.Fatalf("ToJS refused a JSON document for another reason: %v", jsErr)
 		}
 	})
 }

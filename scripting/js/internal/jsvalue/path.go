@@ -1,7 +1,6 @@
 package jsvalue
 
 import (
-	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -9,24 +8,25 @@ import (
 	"github.com/dop251/goja"
 )
 
+// maxKeySegment is the length from which loneKeySegment cuts a key.
+const maxKeySegment = 34
+
 // Error paths use the notation of dsl.Snapshot: the root name, then .key for
 // identifier-like keys, ["key"] (JSON-quoted) for the others and [i] for
 // array elements, as in value.items[3] or value["a b"].c.
 
-// writeIndex appends [i].
-func writeIndex(b *strings.Builder, i int) {
-	b.WriteByte('[')
-	b.WriteString(strconv.Itoa(i))
-	b.WriteByte(']')
-}
-
 // loneKeySegment renders a key holding a lone surrogate as ["…"], escaping
-// the lone surrogate as \udxxx the way JSON.stringify does.
+// the lone surrogate as \udxxx the way JSON.stringify does. Like
+// dsl.WritePathKey, it cuts a long key, ending it with "…".
 func loneKeySegment(units []uint16) string {
 	var b strings.Builder
 	b.WriteString(`["`)
 	const hex = "0123456789abcdef"
 	for i := 0; i < len(units); i++ {
+		if b.Len() > maxKeySegment {
+			b.WriteString("…")
+			break
+		}
 		u := rune(units[i])
 		switch {
 		case utf16.IsSurrogate(u) && u < 0xdc00 && i+1 < len(units) && units[i+1] >= 0xdc00 && units[i+1] <= 0xdfff:
@@ -102,4 +102,42 @@ func hasLoneSurrogate(units []uint16) bool {
 		}
 	}
 	return false
+}
+
+// utf8Size returns the size in UTF-8 of the UTF-16 code units, and whether
+// they hold a lone surrogate (counted as 3 bytes, as U+FFFD).
+func utf8Size(units []uint16) (n int, lone bool) {
+	for i := 0; i < len(units); i++ {
+		switch u := units[i]; {
+		case u < 0x80:
+			n++
+		case u < 0x800:
+			n += 2
+		case u < 0xd800 || u > 0xdfff:
+			n += 3
+		case u < 0xdc00 && i+1 < len(units) && units[i+1] >= 0xdc00 && units[i+1] <= 0xdfff:
+			n += 4
+			i++
+		default:
+			n += 3
+			lone = true
+		}
+	}
+	return n, lone
+}
+
+// utf16ToString converts code units without a lone surrogate, whose UTF-8
+// size is n, in one allocation of n bytes.
+func utf16ToString(units []uint16, n int) string {
+	var b strings.Builder
+	b.Grow(n)
+	for i := 0; i < len(units); i++ {
+		r := rune(units[i])
+		if utf16.IsSurrogate(r) && i+1 < len(units) {
+			r = utf16.DecodeRune(r, rune(units[i+1]))
+			i++
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dop251/goja"
@@ -88,8 +90,9 @@ func lookupBuiltins(vm *goja.Runtime) (fns [builtinCount]nativeFunc, err error) 
 // A Realm is one goja runtime's view of the value boundary: the intrinsics it
 // needs, captured once before any script ran. Like the runtime, a Realm must
 // only be used on the goroutine that owns the runtime; it holds no other
-// state (but ToGo's buffers, kept for the next call and holding no value
-// between calls) and needs no closing.
+// state (but its settings, see SetLimits and SetFastPath, and ToGo's
+// buffers, kept for the next call and holding no value between calls) and
+// needs no closing.
 type Realm struct {
 	vm          *goja.Runtime
 	objectProto *goja.Object // the intrinsic Object.prototype
@@ -104,6 +107,18 @@ type Realm struct {
 	spare *toGo // the state of the last ToGo, kept for the next
 
 	fast *layout // goja's verified layout for ToGo's fast path, or nil
+
+	limits Limits // see SetLimits
+
+	// The types of goja's string representations whose String method
+	// returns the Go string they hold, without a copy: ASCII, and imported
+	// from Go.
+	noCopyStrings [2]reflect.Type
+
+	// The type of goja's UTF-16 representation, whose code units
+	// utf16Units reads in place (a BOM, then the string), or nil when a
+	// probe did not find it so.
+	utf16Type reflect.Type
 }
 
 // NewRealm captures vm's intrinsics. Call it before any script runs in vm
@@ -139,7 +154,81 @@ func NewRealm(vm *goja.Runtime) (*Realm, error) {
 	for i, k := range descriptorKeys {
 		r.descriptorKeyValues[i] = vm.ToValue(k)
 	}
+	r.noCopyStrings = [2]reflect.Type{reflect.TypeOf(vm.ToValue("a")), reflect.TypeOf(vm.ToValue(strings.Repeat("a", 17)))}
+	r.utf16Type = findUTF16Type()
 	return r, nil
+}
+
+var uint16sType = reflect.TypeFor[[]uint16]()
+
+// findUTF16Type returns the type of goja's UTF-16 string representation if
+// it is, as this package expects, a slice of code units that starts with a
+// BOM; else nil.
+func findUTF16Type() reflect.Type {
+	probe := []uint16{0xe9, 0xd83d, 0xde00}
+	s := goja.StringFromUTF16(probe)
+	t := reflect.TypeOf(s)
+	if t.Kind() != reflect.Slice || !t.ConvertibleTo(uint16sType) {
+		return nil
+	}
+	units := reflect.ValueOf(s).Convert(uint16sType).Interface().([]uint16)
+	if len(units) != len(probe)+1 || units[0] != 0xfeff || !slices.Equal(units[1:], probe) || s.Length() != len(probe) {
+		return nil
+	}
+	return t
+}
+
+// utf16Units returns the code units of s without copying them, when s is in
+// goja's UTF-16 representation.
+func (r *Realm) utf16Units(s goja.String) ([]uint16, bool) {
+	if r.utf16Type == nil || reflect.TypeOf(s) != r.utf16Type {
+		return nil, false
+	}
+	return reflect.ValueOf(s).Convert(uint16sType).Interface().([]uint16)[1:], true
+}
+
+// SetFastPath turns ToGo's fast path (see the package documentation) on or
+// off for r. It is on by default, unless goja's structures failed their
+// verification, in which case turning it on changes nothing. Off, every
+// object and array is read through the captured built-ins: slower, and
+// independent of goja's private layout.
+func (r *Realm) SetFastPath(on bool) {
+	r.fast = nil
+	if on {
+		r.fast = fastLayout()
+	}
+}
+
+// FastPath reports whether ToGo's fast path is on.
+func (r *Realm) FastPath() bool { return r.fast != nil }
+
+// SetLimits sets the limits of r's conversions: those of ToJS, and those of
+// ToGo wherever the Limits it is given leave a field zero. A zero field here
+// takes dsl's default.
+func (r *Realm) SetLimits(lim Limits) { r.limits = lim }
+
+// limitsFor is the limits of one ToGo: lim, then r's, then the defaults.
+func (r *Realm) limitsFor(lim Limits) Limits {
+	if lim.MaxDepth <= 0 {
+		lim.MaxDepth = r.limits.MaxDepth
+	}
+	if lim.MaxNodes <= 0 {
+		lim.MaxNodes = r.limits.MaxNodes
+	}
+	if lim.MaxBytes <= 0 {
+		lim.MaxBytes = r.limits.MaxBytes
+	}
+	return lim.WithDefaults()
+}
+
+// sizeBound returns a lower bound on the UTF-8 size of s, computed without
+// copying s: the exact size for the representations that hold a Go string,
+// and the length in UTF-16 units (each at least one byte) for the others.
+func (r *Realm) sizeBound(s goja.String) int {
+	if t := reflect.TypeOf(s); t == r.noCopyStrings[0] || t == r.noCopyStrings[1] {
+		return len(s.String())
+	}
+	return s.Length()
 }
 
 // Runtime returns the runtime r belongs to.

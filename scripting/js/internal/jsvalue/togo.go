@@ -13,18 +13,17 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 )
 
-// Default limits of [Realm.ToGo].
+// Default limits of [Realm.ToGo] and [Realm.ToJS]: dsl's, the same as Lua's.
 const (
-	DefaultMaxDepth = 100_000
-	DefaultMaxNodes = 1_000_000
+	DefaultMaxDepth = dsl.DefaultMaxDepth
+	DefaultMaxNodes = dsl.DefaultMaxNodes
+	DefaultMaxBytes = dsl.DefaultMaxBytes
 )
 
-// Limits bound the values [Realm.ToGo] converts. A zero field takes its
-// default.
-type Limits struct {
-	MaxDepth int // containers nested deeper than this are refused (default DefaultMaxDepth)
-	MaxNodes int // values beyond this many, counting containers, are refused (default DefaultMaxNodes)
-}
+// Limits bound the values a [Realm] converts: nesting depth, number of
+// values and size in bytes (see dsl.Limits). A zero field takes the realm's
+// limit (see [Realm.SetLimits]), which defaults to dsl's.
+type Limits = dsl.Limits
 
 // Reasons for refusing a value, as dsl.SnapshotError.Reason.
 const (
@@ -116,13 +115,8 @@ func (r *Realm) ToGo(v goja.Value, root string, lim Limits) (any, error) {
 	} else {
 		r.spare = nil // a ToGo that Go code called by this one makes runs on its own state
 	}
-	c.root, c.maxDepth, c.maxNodes = root, lim.MaxDepth, lim.MaxNodes
-	if c.maxDepth <= 0 {
-		c.maxDepth = DefaultMaxDepth
-	}
-	if c.maxNodes <= 0 {
-		c.maxNodes = DefaultMaxNodes
-	}
+	lim = r.limitsFor(lim)
+	c.root, c.maxDepth, c.maxNodes, c.maxBytes = root, lim.MaxDepth, lim.MaxNodes, lim.MaxBytes
 	c.in = v
 	ex := r.vm.Try(c.runIn)
 	out, err := c.out, c.err
@@ -159,7 +153,9 @@ type toGo struct {
 	root     string
 	maxDepth int
 	maxNodes int
+	maxBytes int
 	nodes    int
+	bytes    int  // the size so far, as Limits.MaxBytes counts it
 	checked  bool // Object.prototype was found safe for descriptors
 	stack    []goFrame
 	open     map[*goja.Object]struct{} // the containers on the stack, once it is deeper than scanDepth
@@ -205,14 +201,17 @@ func (c *toGo) reset() {
 		c.keyBuf, c.valBuf = nil, nil
 	}
 	c.open = nil
-	c.nodes = 0
+	c.nodes, c.bytes = 0, 0
 	c.checked = false
 	c.in, c.out, c.err = nil, nil, nil
 }
 
 func (c *toGo) run(v goja.Value) (any, error) {
 	var out any
-	c.nodes = 1
+	c.nodes, c.bytes = 1, dsl.ValueBytes
+	if c.bytes > c.maxBytes {
+		return nil, c.fail(reasonBytes)
+	}
 	if reason := c.enter(v, &out); reason != "" {
 		return nil, c.fail(reason)
 	}
@@ -335,9 +334,27 @@ func (c *toGo) enter(v goja.Value, slot *any) string {
 	case *goja.Symbol: // before goja.String: a symbol exports as a string
 		return reasonSymbol
 	case goja.String:
+		// Measured before it is converted: a string too large is never copied.
+		if units, ok := c.r.utf16Units(x); ok {
+			n, lone := utf8Size(units)
+			if c.bytes += n; c.bytes > c.maxBytes {
+				return reasonBytes
+			}
+			if lone {
+				return reasonLoneSurrogate
+			}
+			*slot = utf16ToString(units, n)
+			return ""
+		}
+		if c.bytes+c.r.sizeBound(x) > c.maxBytes {
+			return reasonBytes
+		}
 		s, ok := goString(x)
 		if !ok {
 			return reasonLoneSurrogate
+		}
+		if c.bytes += len(s); c.bytes > c.maxBytes {
+			return reasonBytes
 		}
 		*slot = s
 		return ""
@@ -419,12 +436,15 @@ func (c *toGo) openFast(o *goja.Object, slot *any) (reason string, done bool) {
 	l := c.r.fast
 	k0, v0 := len(c.keyBuf), len(c.valBuf)
 	keys, vals, object := c.keyBuf, c.valBuf, true
-	var ok bool
-	if keys, vals, ok = l.object(o, c.r.objectProto, keys, vals); !ok {
+	room := c.maxNodes - c.nodes
+	keys, vals, res := l.object(o, c.r.objectProto, keys, vals, room, c.maxBytes-c.bytes)
+	if res == fastNo {
 		object = false
+		var ok bool
 		if vals, ok = l.array(o, c.r.arrayProto, vals); !ok {
 			return "", false
 		}
+		res = fastOK
 	}
 	n := len(vals) - v0
 	c.keyBuf, c.valBuf = keys, vals
@@ -439,11 +459,15 @@ func (c *toGo) openFast(o *goja.Object, slot *any) (reason string, done bool) {
 	}
 	if len(c.stack)+1 > c.maxDepth {
 		undo()
-		return "nesting deeper than " + strconv.Itoa(c.maxDepth) + " levels", true
+		return c.tooDeep(), true
 	}
-	if n > c.maxNodes-c.nodes {
+	if res == fastTooMany || n > c.maxNodes-c.nodes {
 		undo()
 		return c.tooMany(), true
+	}
+	if res == fastTooBig || !c.addBytes(n, c.keyBuf[k0:]) {
+		undo()
+		return reasonBytes, true
 	}
 	f := goFrame{obj: o, object: object, n: n, vals: c.valBuf[v0 : v0+n : v0+n]}
 	if n == 0 {
@@ -483,7 +507,7 @@ func (c *toGo) openCheck(o *goja.Object) string {
 		return reasonCycle
 	}
 	if len(c.stack)+1 > c.maxDepth {
-		return "nesting deeper than " + strconv.Itoa(c.maxDepth) + " levels"
+		return c.tooDeep()
 	}
 	return ""
 }
@@ -523,9 +547,27 @@ func (c *toGo) isOpen(o *goja.Object) bool {
 	return false
 }
 
+// Reasons that stand for exceeding a limit; fail words them (see dsl.Limits).
+const (
+	reasonDepth = "\x00depth"
+	reasonNodes = "\x00nodes"
+	reasonBytes = "\x00bytes"
+)
+
 // tooMany is the reason for exceeding MaxNodes.
-func (c *toGo) tooMany() string {
-	return "more than " + strconv.Itoa(c.maxNodes) + " values"
+func (c *toGo) tooMany() string { return reasonNodes }
+
+// tooDeep is the reason for exceeding MaxDepth.
+func (c *toGo) tooDeep() string { return reasonDepth }
+
+// addBytes counts a container's n children and its keys, and reports
+// whether the size is still within MaxBytes.
+func (c *toGo) addBytes(n int, keys []string) bool {
+	c.bytes += dsl.ValueBytes * n
+	for _, k := range keys {
+		c.bytes += len(k)
+	}
+	return c.bytes <= c.maxBytes
 }
 
 // hasSymbols reports whether o has a symbol key, enumerable or not, asking
@@ -559,6 +601,9 @@ func (c *toGo) openArray(o *goja.Object, slot *any) string {
 		return reasonSymbolKey
 	}
 	n := int(length)
+	if !c.addBytes(n, nil) {
+		return reasonBytes
+	}
 	list := make([]any, n)
 	*slot = list
 	c.push(goFrame{obj: o, n: n, list: list})
@@ -596,6 +641,9 @@ func (c *toGo) openObject(o *goja.Object, slot *any) string {
 	keys := o.GetOwnPropertyNames()
 	if len(keys) > c.maxNodes-c.nodes {
 		return c.tooMany()
+	}
+	if !c.addBytes(len(keys), keys) {
+		return reasonBytes
 	}
 	integerKeysFirst(keys)
 	var lone map[int]string
@@ -711,18 +759,25 @@ func arrayIndex(s string) (int64, bool) {
 // the child each open container is at.
 func (c *toGo) fail(reason string) error {
 	var b strings.Builder
-	b.WriteString(c.root)
-	for i := range c.stack {
+	dsl.WritePath(&b, c.root, len(c.stack), func(b *strings.Builder, i int) {
 		f := &c.stack[i]
 		at := f.i - 1
 		switch {
 		case !f.object:
-			writeIndex(&b, at)
+			dsl.WritePathIndex(b, at)
 		case f.lone[at] != "":
 			b.WriteString(f.lone[at])
 		default:
-			dsl.WritePathKey(&b, f.keys[at])
+			dsl.WritePathKey(b, f.keys[at])
 		}
+	})
+	switch reason {
+	case reasonDepth:
+		return dsl.DepthError(b.String(), c.maxDepth)
+	case reasonNodes:
+		return dsl.NodesError(b.String(), c.maxNodes)
+	case reasonBytes:
+		return dsl.BytesError(b.String(), c.maxBytes)
 	}
 	return &dsl.SnapshotError{Path: b.String(), Reason: reason}
 }

@@ -17,9 +17,10 @@ import (
 // named __proto__ becomes an own data property.
 //
 // Other values dsl.Snapshot accepts (integers, map[string]any, typed slices
-// and maps, …) are normalised with it first; what it refuses, and a value
-// that contains itself, give a *dsl.SnapshotError with paths rooted at
-// "value".
+// and maps, …) are normalised with it first; what it refuses, a value that
+// contains itself, and one beyond the realm's limits (see [Realm.SetLimits])
+// give a *dsl.SnapshotError with paths rooted at "value". A string is
+// measured before it is converted, so one too large is never copied.
 //
 // ToJS runs no script code and looks up no global: objects come from
 // Runtime.NewObject and NewArray, members are defined with
@@ -28,7 +29,7 @@ import (
 // containers are sealed with the Object.freeze and Object.preventExtensions
 // captured by NewRealm.
 func (r *Realm) ToJS(v any) (goja.Value, error) {
-	c := toJS{r: r}
+	c := toJS{r: r, lim: r.limitsFor(Limits{}), nodes: 1, bytes: dsl.ValueBytes}
 	var out goja.Value
 	var err error
 	if ex := r.vm.Try(func() { out, err = c.run(v) }); ex != nil {
@@ -57,9 +58,15 @@ type toJS struct {
 	r     *Realm
 	stack []jsFrame
 	open  map[any]struct{}
+	lim   Limits
+	nodes int // values so far
+	bytes int // size so far, as Limits.MaxBytes counts it
 }
 
 func (c *toJS) run(v any) (goja.Value, error) {
+	if c.bytes > c.lim.MaxBytes {
+		return nil, dsl.BytesError("value", c.lim.MaxBytes)
+	}
 	val, f, err := c.enter(v)
 	if err != nil || f == nil {
 		return val, err
@@ -94,6 +101,9 @@ func (c *toJS) run(v any) (goja.Value, error) {
 			if !utf8.ValidString(key) {
 				return nil, c.fail("invalid UTF-8 in object key")
 			}
+			if c.bytes += len(key); c.bytes > c.lim.MaxBytes {
+				return nil, dsl.BytesError(c.path(), c.lim.MaxBytes)
+			}
 		} else {
 			child = f.list[f.i]
 			f.i++
@@ -120,6 +130,10 @@ func (c *toJS) enter(v any) (goja.Value, *jsFrame, error) {
 	case bool:
 		return c.r.vm.ToValue(v), nil, nil
 	case string:
+		// Measured before it is converted: goja copies a non-ASCII string.
+		if c.bytes += len(x); c.bytes > c.lim.MaxBytes {
+			return nil, nil, dsl.BytesError(c.path(), c.lim.MaxBytes)
+		}
 		if utf8.ValidString(x) {
 			return c.r.vm.ToValue(v), nil, nil
 		}
@@ -130,36 +144,51 @@ func (c *toJS) enter(v any) (goja.Value, *jsFrame, error) {
 	case *dsl.Object:
 		if x != nil {
 			n := x.Len()
-			return nil, &jsFrame{obj: x, n: n, vals: make([]any, n), id: x}, nil
+			return nil, &jsFrame{obj: x, n: n, id: x}, nil
 		}
 	case []any:
 		if x != nil {
-			f := &jsFrame{list: x, n: len(x), vals: make([]any, len(x))}
+			f := &jsFrame{list: x, n: len(x)}
 			if len(x) > 0 {
 				f.id = sliceID{&x[0], len(x)}
 			}
 			return nil, f, nil
 		}
 	}
-	// Not in the Go form, or not lossless: let dsl normalise it or say why.
-	nv, err := dsl.SnapshotAt(c.path(), v)
+	// Not in the Go form, or not lossless: let dsl normalise it or say why,
+	// refusing what is beyond the limits before copying it.
+	nv, err := dsl.SnapshotWithin(c.path(), v, c.lim)
 	if err != nil {
 		return nil, nil, err
 	}
 	return c.enter(nv)
 }
 
-// push opens a frame, refusing a container already open.
+// push opens a frame, refusing a container already open or beyond the
+// limits.
 func (c *toJS) push(f *jsFrame) error {
 	if f.id != nil {
 		if _, ok := c.open[f.id]; ok {
 			return c.fail(reasonCycle)
 		}
+	}
+	if len(c.stack)+1 > c.lim.MaxDepth {
+		return dsl.DepthError(c.path(), c.lim.MaxDepth)
+	}
+	if f.n > c.lim.MaxNodes-c.nodes {
+		return dsl.NodesError(c.path(), c.lim.MaxNodes)
+	}
+	c.nodes += f.n
+	if c.bytes += dsl.ValueBytes * f.n; c.bytes > c.lim.MaxBytes {
+		return dsl.BytesError(c.path(), c.lim.MaxBytes)
+	}
+	if f.id != nil {
 		if c.open == nil {
 			c.open = make(map[any]struct{})
 		}
 		c.open[f.id] = struct{}{}
 	}
+	f.vals = make([]any, f.n) // only now that the limits allow it
 	c.stack = append(c.stack, *f)
 	return nil
 }
@@ -189,16 +218,15 @@ func (c *toJS) build(f *jsFrame) (*goja.Object, error) {
 // path renders the position of the current child.
 func (c *toJS) path() string {
 	var b strings.Builder
-	b.WriteString("value")
-	for i := range c.stack {
+	dsl.WritePath(&b, "value", len(c.stack), func(b *strings.Builder, i int) {
 		f := &c.stack[i]
 		if f.obj == nil {
-			writeIndex(&b, f.i-1)
+			dsl.WritePathIndex(b, f.i-1)
 		} else {
 			key, _ := f.obj.At(f.i - 1)
-			dsl.WritePathKey(&b, key)
+			dsl.WritePathKey(b, key)
 		}
-	}
+	})
 	return b.String()
 }
 

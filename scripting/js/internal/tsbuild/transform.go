@@ -200,6 +200,10 @@ func compile(p string, src []byte) (*Output, error) {
 	default:
 		return nil, &Diagnostic{File: p, Message: "cannot transform: not a .ts, .js or .mjs file"}
 	}
+	if err := CheckNesting(src, 0); err != nil {
+		ne := err.(*NestingError) // CheckNesting's only error
+		return nil, &Diagnostic{File: p, Line: ne.Line, Col: ne.Column, Message: ne.message()}
+	}
 	opts := options(p, loader)
 	if strict {
 		opts.TsconfigRaw = strictTsconfig

@@ -1,21 +1,22 @@
 package luavalue
 
 import (
+	"github.com/dsh-go/dsh/dsl"
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Default limits of [Converter.ToGo] and [Converter.ToLua].
+// Default limits of [Converter.ToGo] and [Converter.ToLua]: dsl's, the same
+// as JavaScript's.
 const (
-	DefaultMaxDepth = 100_000
-	DefaultMaxNodes = 1_000_000
+	DefaultMaxDepth = dsl.DefaultMaxDepth
+	DefaultMaxNodes = dsl.DefaultMaxNodes
+	DefaultMaxBytes = dsl.DefaultMaxBytes
 )
 
-// Limits bound the values a [Converter] converts. A zero or negative field
-// takes its default.
-type Limits struct {
-	MaxDepth int // containers nested deeper than this are refused (default DefaultMaxDepth)
-	MaxNodes int // values beyond this many, counting containers, are refused (default DefaultMaxNodes)
-}
+// Limits bound the values a [Converter] converts: nesting depth, number of
+// values and size in bytes (see dsl.Limits). A zero or negative field takes
+// its default.
+type Limits = dsl.Limits
 
 // The strings getmetatable returns for the null sentinel and for marked tables.
 const (
@@ -44,12 +45,7 @@ type Converter struct {
 // sentinel and the two mark metatables; nothing is stored in L's globals or
 // registry.
 func New(L *lua.LState, lim Limits) *Converter {
-	if lim.MaxDepth <= 0 {
-		lim.MaxDepth = DefaultMaxDepth
-	}
-	if lim.MaxNodes <= 0 {
-		lim.MaxNodes = DefaultMaxNodes
-	}
+	lim = lim.WithDefaults()
 	nullMT := L.CreateTable(0, 2)
 	nullMT.RawSetString("__metatable", lua.LString(NullName))
 	nullMT.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {

@@ -52,6 +52,15 @@
 // strings. Both directions are iterative: the Go stack does not grow with the
 // depth of the value.
 //
+// # Limits
+//
+// Both directions refuse, with a *dsl.SnapshotError wrapping dsl.ErrLimit, a
+// value nested deeper, with more values or larger in bytes than dsl.Limits
+// allows (by default 100,000 levels, a million values and 64 MiB), as the
+// JavaScript host does, in the same words, before copying it. Error paths
+// are cut in the middle (dsl.WritePath), so a message stays a few hundred
+// characters however deep the value.
+//
 // A Converter belongs to one *lua.LState and, like it, to one goroutine at a
 // time.
 package luavalue

@@ -1,6 +1,7 @@
 package luavalue
 
 import (
+	"errors"
 	"math"
 	"sync"
 	"testing"
@@ -157,4 +158,72 @@ func buildTable(s *fuzzState, data []byte) lua.LValue {
 		}
 	}
 	return root
+}
+
+// FuzzLimits checks the limits on JSON documents: ToLua accepts a document
+// under limits exactly when ToGo accepts the table it makes of it, since
+// both count depth, values and bytes alike (and as JavaScript does), and
+// refuses it only for a limit.
+func FuzzLimits(f *testing.F) {
+	for _, seed := range []string{`[]`, `[[[1]]]`, `{"a":"xxxxxxxx","b":[1,2,3]}`, `"long string"`, `{"k":{"k":{"k":{}}}}`} {
+		f.Add([]byte(seed), uint8(3), uint8(5), uint16(100))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, depth, nodes uint8, size uint16) {
+		want, err := dsl.Unmarshal(data)
+		if err != nil {
+			return
+		}
+		lim := Limits{MaxDepth: int(depth%8) + 1, MaxNodes: int(nodes%64) + 1, MaxBytes: int(size%2048) + 1}
+		s := fuzzStates.Get().(*fuzzState)
+		defer fuzzStates.Put(s)
+		lv, err := s.c.TryToLua(want)
+		if err != nil {
+			t.Fatalf("TryToLua: %v", err)
+		}
+		limited := New(s.L, lim)
+		// The marks are the converter's own: give the table limited's.
+		lv = reMark(s.c, limited, lv)
+		got, goErr := limited.ToGo(lv, "value", nil)
+		if goErr == nil && !dsl.Equal(got, want) {
+			t.Fatal("a value within the limits changed")
+		}
+		if goErr != nil && !errors.Is(goErr, dsl.ErrLimit) {
+			t.Fatalf("ToGo refused a JSON document for another reason: %v", goErr)
+		}
+		_, luaErr := limited.TryToLua(want)
+		if (luaErr == nil) != (goErr == nil) {
+			t.Fatalf("ToLua said %v where ToGo said %v", luaErr, goErr)
+		}
+		if luaErr != nil && !errors.Is(luaErr, dsl.ErrLimit) {
+			t.Fatalf("ToLua refused a JSON document for another reason: %v", luaErr)
+		}
+	})
+}
+
+// reMark moves the marks from's tables carry to to's, throughout v.
+func reMark(from, to *Converter, v lua.LValue) lua.LValue {
+	if v == from.Null() {
+		return to.Null()
+	}
+	stack := []lua.LValue{v}
+	for len(stack) > 0 {
+		t, ok := stack[len(stack)-1].(*lua.LTable)
+		stack = stack[:len(stack)-1]
+		if !ok {
+			continue
+		}
+		switch {
+		case from.IsArray(t):
+			to.MarkArray(t)
+		case from.IsObject(t):
+			to.MarkObject(t)
+		}
+		t.ForEach(func(k, x lua.LValue) {
+			if x == from.Null() {
+				t.RawSet(k, to.Null())
+			}
+			stack = append(stack, x)
+		})
+	}
+	return v
 }

@@ -30,6 +30,11 @@ const (
 	reasonArrayString = "an array (dsh.array, or from a JSON array) with a string key is not lossless JSON"
 	reasonString      = "invalid UTF-8 in string"
 	reasonKey         = "invalid UTF-8 in key"
+
+	// Reasons that stand for exceeding a limit; fail words them (see dsl.Limits).
+	reasonDepth = "\x00depth"
+	reasonNodes = "\x00nodes"
+	reasonBytes = "\x00bytes"
 )
 
 // maxSafeInteger is 2^53: integer keys beyond it do not all have a float64.
@@ -123,6 +128,8 @@ type toGo struct {
 	visit    func(k, v lua.LValue) // visitEntry, bound once
 	maxDepth int
 	maxNodes int
+	maxBytes int
+	bytes    int // the size so far, as dsl.Limits.MaxBytes counts it
 	hole     int // 1 + the JSON index of the missing array element being reported, or 0
 }
 
@@ -145,15 +152,18 @@ func (g *toGo) reset() {
 		g.members = nil
 	}
 	g.open = nil
-	g.nodes = 0
+	g.nodes, g.bytes = 0, 0
 	g.hole = 0
 	g.sc = scan{}
 }
 
 func (g *toGo) run(v lua.LValue, root string, schema any) (any, error) {
-	g.root, g.maxDepth, g.maxNodes = root, g.c.lim.MaxDepth, g.c.lim.MaxNodes
+	g.root, g.maxDepth, g.maxNodes, g.maxBytes = root, g.c.lim.MaxDepth, g.c.lim.MaxNodes, g.c.lim.MaxBytes
 	var out any
-	g.nodes = 1
+	g.nodes, g.bytes = 1, dsl.ValueBytes
+	if g.bytes > g.maxBytes {
+		return nil, g.fail(reasonBytes)
+	}
 	if reason := g.enter(v, &out, schema); reason != "" {
 		return nil, g.fail(reason)
 	}
@@ -212,6 +222,9 @@ func (g *toGo) finish() {
 func (g *toGo) enter(v lua.LValue, slot *any, schema any) string {
 	switch x := v.(type) {
 	case lua.LString:
+		if g.bytes += len(x); g.bytes > g.maxBytes {
+			return reasonBytes
+		}
 		if !utf8.ValidString(string(x)) {
 			return reasonString
 		}
@@ -282,7 +295,7 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 		return reasonCycle
 	}
 	if len(g.stack)+1 > g.maxDepth {
-		return "nesting deeper than " + strconv.Itoa(g.maxDepth) + " levels"
+		return reasonDepth
 	}
 
 	start := len(g.ents)
@@ -325,6 +338,9 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 		if reason := objectOrder(ents, sc.nStr < sc.n); reason != "" {
 			return reason
 		}
+		if !g.addBytes(ents, true) {
+			return reasonBytes
+		}
 		n := len(ents)
 		mstart := len(g.members)
 		g.members = slices.Grow(g.members, n)[:mstart+n]
@@ -348,6 +364,9 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 				return g.holeReason(i)
 			}
 		}
+	}
+	if !g.addBytes(ents, false) {
+		return reasonBytes
 	}
 	list := make([]any, len(ents))
 	*slot = list
@@ -479,32 +498,53 @@ func (g *toGo) push(f frame) {
 }
 
 // tooMany is the reason for exceeding MaxNodes.
-func (g *toGo) tooMany() string {
-	return "more than " + strconv.Itoa(g.maxNodes) + " values"
+func (g *toGo) tooMany() string { return reasonNodes }
+
+// addBytes counts a table's entries, and an object's keys, and reports
+// whether the size is still within MaxBytes.
+func (g *toGo) addBytes(ents []entry, object bool) bool {
+	g.bytes += dsl.ValueBytes * len(ents)
+	if object {
+		for i := range ents {
+			g.bytes += len(ents[i].key)
+		}
+	}
+	return g.bytes <= g.maxBytes
 }
 
 // fail returns the error for reason at the current position: the root, then
 // the child each open table is at, then the element hole names, if any.
 func (g *toGo) fail(reason string) error {
+	n := len(g.stack)
+	if g.hole > 0 {
+		n++
+	}
 	var b strings.Builder
-	b.WriteString(g.root)
-	for i := range g.stack {
+	dsl.WritePath(&b, g.root, n, func(b *strings.Builder, i int) {
+		if i == len(g.stack) {
+			dsl.WritePathIndex(b, g.hole-1)
+			return
+		}
 		f := &g.stack[i]
 		if f.object {
-			dsl.WritePathKey(&b, f.ents[f.i-1].key)
+			dsl.WritePathKey(b, f.ents[f.i-1].key)
 		} else {
-			writeIndex(&b, f.i-1)
+			dsl.WritePathIndex(b, f.i-1)
 		}
-	}
-	if g.hole > 0 {
-		writeIndex(&b, g.hole-1)
-	}
-	return &dsl.SnapshotError{Path: b.String(), Reason: reason}
+	})
+	return limitError(b.String(), reason, g.c.lim)
 }
 
-// writeIndex appends [i].
-func writeIndex(b *strings.Builder, i int) {
-	b.WriteByte('[')
-	b.WriteString(strconv.Itoa(i))
-	b.WriteByte(']')
+// limitError is the error for reason at path, worded by dsl when reason
+// stands for a limit.
+func limitError(path, reason string, lim Limits) error {
+	switch reason {
+	case reasonDepth:
+		return dsl.DepthError(path, lim.MaxDepth)
+	case reasonNodes:
+		return dsl.NodesError(path, lim.MaxNodes)
+	case reasonBytes:
+		return dsl.BytesError(path, lim.MaxBytes)
+	}
+	return &dsl.SnapshotError{Path: path, Reason: reason}
 }

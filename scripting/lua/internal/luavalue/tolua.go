@@ -2,7 +2,6 @@ package luavalue
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -36,22 +35,6 @@ func (c *Converter) ToLua(v any) lua.LValue {
 // TryToLua is [Converter.ToLua] returning an error, with paths rooted at
 // "value", instead of panicking.
 func (c *Converter) TryToLua(v any) (lua.LValue, error) {
-	switch x := v.(type) {
-	case nil:
-		return c.null, nil
-	case bool:
-		return lua.LBool(x), nil
-	case string:
-		if !utf8.ValidString(x) {
-			return nil, &dsl.SnapshotError{Path: "value", Reason: reasonString}
-		}
-		return lua.LString(x), nil
-	case float64:
-		if reason := floatReason(x); reason != "" {
-			return nil, &dsl.SnapshotError{Path: "value", Reason: reason}
-		}
-		return lua.LNumber(x), nil
-	}
 	t := toLua{c: c}
 	return t.run(v)
 }
@@ -75,12 +58,16 @@ type sliceID struct {
 type toLua struct {
 	c     *Converter
 	nodes int
+	bytes int // the size so far, as dsl.Limits.MaxBytes counts it
 	stack []luaFrame
 	open  map[any]struct{}
 }
 
 func (t *toLua) run(v any) (lua.LValue, error) {
-	t.nodes = 1
+	t.nodes, t.bytes = 1, dsl.ValueBytes
+	if t.bytes > t.c.lim.MaxBytes {
+		return nil, t.fail(reasonBytes)
+	}
 	out, err := t.enter(v)
 	if err != nil {
 		return nil, err
@@ -102,6 +89,9 @@ func (t *toLua) run(v any) (lua.LValue, error) {
 			k, x := f.obj.At(i)
 			if !utf8.ValidString(k) {
 				return nil, t.fail(reasonKey)
+			}
+			if t.bytes += len(k); t.bytes > t.c.lim.MaxBytes {
+				return nil, t.fail(reasonBytes)
 			}
 			val, err := t.enter(x)
 			if err != nil {
@@ -128,6 +118,9 @@ func (t *toLua) enter(v any) (lua.LValue, error) {
 		case bool:
 			return lua.LBool(x), nil
 		case string:
+			if t.bytes += len(x); t.bytes > t.c.lim.MaxBytes {
+				return nil, t.fail(reasonBytes)
+			}
 			if !utf8.ValidString(x) {
 				return nil, t.fail(reasonString)
 			}
@@ -139,6 +132,9 @@ func (t *toLua) enter(v any) (lua.LValue, error) {
 			return lua.LNumber(x), nil
 		case []any:
 			if err := t.checkDepth(); err != nil {
+				return nil, err
+			}
+			if err := t.checkCount(len(x)); err != nil {
 				return nil, err
 			}
 			out := t.c.state.CreateTable(len(x), 0)
@@ -154,6 +150,9 @@ func (t *toLua) enter(v any) (lua.LValue, error) {
 			if err := t.checkDepth(); err != nil {
 				return nil, err
 			}
+			if err := t.checkCount(x.Len()); err != nil {
+				return nil, err
+			}
 			out := t.c.state.CreateTable(0, x.Len())
 			out.Metatable = t.c.objectMT
 			if x.Len() == 0 {
@@ -165,7 +164,7 @@ func (t *toLua) enter(v any) (lua.LValue, error) {
 			// Not expected: Snapshot returns only the forms above.
 			return nil, t.fail(fmt.Sprintf("a %T is not lossless JSON", v))
 		}
-		s, err := dsl.SnapshotAt(t.path(), v)
+		s, err := dsl.SnapshotWithin(t.path(), v, t.c.lim)
 		if err != nil {
 			return nil, err
 		}
@@ -176,21 +175,30 @@ func (t *toLua) enter(v any) (lua.LValue, error) {
 // checkDepth refuses a container nested deeper than MaxDepth.
 func (t *toLua) checkDepth() error {
 	if len(t.stack)+1 > t.c.lim.MaxDepth {
-		return t.fail("nesting deeper than " + strconv.Itoa(t.c.lim.MaxDepth) + " levels")
+		return t.fail(reasonDepth)
 	}
 	return nil
 }
 
-// push opens a frame, checking the node count and cycles.
+// checkCount refuses a container of n values that would exceed MaxNodes or
+// MaxBytes, before its table is made.
+func (t *toLua) checkCount(n int) error {
+	if n > t.c.lim.MaxNodes-t.nodes {
+		return t.fail(reasonNodes)
+	}
+	if t.bytes+dsl.ValueBytes*n > t.c.lim.MaxBytes {
+		return t.fail(reasonBytes)
+	}
+	return nil
+}
+
+// push opens a frame, checking cycles, and counts its values.
 func (t *toLua) push(f luaFrame) error {
-	lim := t.c.lim
 	if t.isOpen(f.id) {
 		return t.fail(reasonCycle)
 	}
-	if f.n > lim.MaxNodes-t.nodes {
-		return t.fail("more than " + strconv.Itoa(lim.MaxNodes) + " values")
-	}
 	t.nodes += f.n
+	t.bytes += dsl.ValueBytes * f.n
 	t.stack = append(t.stack, f)
 	switch {
 	case t.open != nil:
@@ -221,19 +229,18 @@ func (t *toLua) isOpen(id any) bool {
 // open container is at.
 func (t *toLua) path() string {
 	var b strings.Builder
-	b.WriteString("value")
-	for i := range t.stack {
+	dsl.WritePath(&b, "value", len(t.stack), func(b *strings.Builder, i int) {
 		f := &t.stack[i]
 		if f.obj != nil {
 			k, _ := f.obj.At(f.i - 1)
-			dsl.WritePathKey(&b, k)
+			dsl.WritePathKey(b, k)
 		} else {
-			writeIndex(&b, f.i-1)
+			dsl.WritePathIndex(b, f.i-1)
 		}
-	}
+	})
 	return b.String()
 }
 
 func (t *toLua) fail(reason string) error {
-	return &dsl.SnapshotError{Path: t.path(), Reason: reason}
+	return limitError(t.path(), reason, t.c.lim)
 }

@@ -68,9 +68,22 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 // results and returns an *InterruptedError wrapping the context's error
 // (errors.Is(err, context.DeadlineExceeded) holds), whatever the script did
 // with the Lua error on the way.
+//
+// In a state [New] made, Call runs the function with a bounded traceback
+// (see [box.protected]), and a call made while no Lua code runs in L (a call
+// from the host, not one nested in a script's call of a host function)
+// starts a new budget of coroutines (Options.MaxCoroutines).
 func Call(L *lua.LState, nargs, nret int) error {
 	base := L.GetTop() - nargs - 1
-	err := L.PCall(nargs, nret, nil)
+	var err error
+	if b := boxOf(L); b != nil {
+		if _, running := L.GetStack(0); !running {
+			b.coroutines = 0
+		}
+		err = b.protectedCall(L, nargs, nret)
+	} else {
+		err = L.PCall(nargs, nret, nil)
+	}
 	if ctx := L.Context(); ctx != nil && ctx.Err() != nil {
 		L.SetTop(max(base, 0))
 		return &InterruptedError{Err: ctx.Err(), Lua: err}
@@ -97,16 +110,6 @@ func syncContext(th, L *lua.LState) {
 		}
 	case th.Context() != ctx:
 		th.SetContext(ctx)
-	}
-}
-
-// pcall is the base library's pcall, then reraise.
-func pcall(orig lua.LValue) lua.LGFunction {
-	call := goFunction(orig)
-	return func(L *lua.LState) int {
-		n := call(L)
-		reraise(L)
-		return n
 	}
 }
 
@@ -139,13 +142,49 @@ func (b *box) resume(orig lua.LValue) lua.LGFunction {
 	}
 }
 
-// wrap is coroutine.wrap returning a function that gives the thread the
-// caller's context before resuming it.
+// countCoroutine counts a coroutine made by the current call, refusing one
+// over Options.MaxCoroutines.
+func (b *box) countCoroutine(L *lua.LState) {
+	if b.coroutines >= b.opts.MaxCoroutines {
+		L.RaiseError("too many coroutines (the limit is %d per call)", b.opts.MaxCoroutines)
+	}
+	b.coroutines++
+}
+
+// withoutContext runs fn, which makes a coroutine, with L's context
+// removed: gopher-lua gives a thread made under a context a child context
+// that stays registered with its parent (the instance's, which lives as long
+// as the state) until the parent ends, a leak per coroutine. The thread gets
+// its resumer's context at each resume instead (see syncContext).
+func withoutContext(L *lua.LState, fn lua.LGFunction) int {
+	if ctx := L.Context(); ctx != nil {
+		L.RemoveContext()
+		defer L.SetContext(ctx)
+	}
+	return fn(L)
+}
+
+// create is coroutine.create, counted by countCoroutine and made without a
+// context.
+func (b *box) create(orig lua.LValue) lua.LGFunction {
+	call := goFunction(orig)
+	return func(L *lua.LState) int {
+		L.CheckFunction(1)
+		b.countCoroutine(L)
+		return withoutContext(L, call)
+	}
+}
+
+// wrap is coroutine.wrap, counted by countCoroutine and made without a
+// context, returning a function that gives the thread the caller's context
+// before resuming it.
 func (b *box) wrap(orig lua.LValue) lua.LGFunction {
 	call := goFunction(orig)
 	return func(L *lua.LState) int {
 		top := L.GetTop()
-		call(L)
+		L.CheckFunction(1)
+		b.countCoroutine(L)
+		withoutContext(L, call)
 		inner, ok := L.Get(-1).(*lua.LFunction)
 		if !ok || !inner.IsG || len(inner.Upvalues) == 0 {
 			L.RaiseError("sandbox: unexpected coroutine.wrap")

@@ -12,10 +12,13 @@ import (
 // Load compiles the Lua source text src as a function whose environment is
 // L's globals, refusing what could hang or exhaust the process while
 // compiling: a binary chunk (gopher-lua has none, but the refusal is
-// explicit), a source longer than maxBytes (0: DefaultMaxChunkBytes), and a
-// syntax tree nested deeper than [MaxSyntaxDepth], which gopher-lua would
-// take quadratic time to compile, without a context check. name names the
-// chunk in error messages and tracebacks (a file name, "lib/util.lua").
+// explicit), a source longer than maxBytes (0: DefaultMaxChunkBytes),
+// nesting deeper than [MaxSyntaxDepth] found by a scan of the text before
+// parsing (see nestingLine), and a syntax tree nested deeper than
+// MaxSyntaxDepth, which gopher-lua would take quadratic time to compile,
+// without a context check. It compiles the .. operator as a call of the
+// state's capped concat function (see concat.go). name names the chunk in
+// error messages and tracebacks (a file name, "lib/util.lua").
 //
 // Syntax errors are gopher-lua's *lua.ApiError (Type ApiErrorSyntax); the
 // others are plain errors. The glue should compile plugin files with Load
@@ -37,6 +40,9 @@ func Load(L *lua.LState, src, name string, maxBytes int) (fn *lua.LFunction, err
 	if len(src) > maxBytes {
 		return nil, fmt.Errorf("%s: chunk of %d bytes is over the limit of %d bytes", name, len(src), maxBytes)
 	}
+	if line := nestingLine(src, MaxSyntaxDepth); line > 0 {
+		return nil, fmt.Errorf("%s:%d: chunk has too many syntax levels (the limit is %d)", name, line, MaxSyntaxDepth)
+	}
 	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {
 		return nil, syntaxError(err)
@@ -44,9 +50,14 @@ func Load(L *lua.LState, src, name string, maxBytes int) (fn *lua.LFunction, err
 	if line, deep := tooDeep(chunk, MaxSyntaxDepth); deep {
 		return nil, fmt.Errorf("%s:%d: chunk has too many syntax levels (the limit is %d)", name, line, MaxSyntaxDepth)
 	}
+	nonce := newNonce()
+	rewriteConcat(chunk, nonce)
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
 		return nil, syntaxError(err)
+	}
+	if err := bindConcat(proto, nonce, concatFunction(L)); err != nil {
+		return nil, err
 	}
 	return L.NewFunctionFromProto(proto), nil
 }

@@ -18,6 +18,7 @@ const (
 	DefaultMaxStringBytes   = 16 << 20
 	DefaultMaxChunkBytes    = 1 << 20
 	DefaultMaxPatternSteps  = 100_000_000
+	DefaultMaxCoroutines    = 10_000
 	// MaxSyntaxDepth is how deeply a chunk's syntax tree may nest. gopher-lua
 	// compiles deep trees in time quadratic in their depth, without a
 	// context check; Lua 5.1 itself refuses more than 200 levels.
@@ -40,9 +41,10 @@ type Options struct {
 	// gopher-lua grows the stack by this constant step, copying it each
 	// time, so a small step makes growth quadratic.
 	RegistrySize, RegistryMaxSize, RegistryGrowStep int
-	// MaxStringBytes caps the strings string.rep, string.format,
-	// string.gsub, table.concat and os.date make (default 16 MiB). The ..
-	// operator is not capped: gopher-lua's VM does not let it be hooked.
+	// MaxStringBytes caps the strings the .. operator, string.rep,
+	// string.format, string.gsub, table.concat and os.date make (default 16
+	// MiB); beyond it, a Lua error such as "string concatenation: the
+	// result would be 33554432 bytes, over the limit of 16777216 bytes".
 	MaxStringBytes int
 	// MaxChunkBytes caps the source text of one chunk given to load,
 	// loadstring, require or [Load] (default 1 MiB).
@@ -52,6 +54,13 @@ type Options struct {
 	// of the matcher, about a second); beyond it, a Lua error "pattern too
 	// complex". The matcher also checks the state's context as it goes.
 	MaxPatternSteps int
+	// MaxCoroutines caps the coroutines coroutine.create and
+	// coroutine.wrap make during one call into the state (default 10,000;
+	// a coroutine is a gopher-lua thread of 6 KiB or more); beyond it, a Lua
+	// error "too many coroutines (the limit is <n> per call)". [Call] starts
+	// a new count when it is called from the host rather than from inside a
+	// script's call.
+	MaxCoroutines int
 	// Modules supplies the host modules: require("dsh") and
 	// require("dsh.<anything>") call it, once per name and state, and
 	// return its value; false means there is no such module.
@@ -71,6 +80,7 @@ func (o *Options) defaults() {
 	def(&o.MaxStringBytes, DefaultMaxStringBytes)
 	def(&o.MaxChunkBytes, DefaultMaxChunkBytes)
 	def(&o.MaxPatternSteps, DefaultMaxPatternSteps)
+	def(&o.MaxCoroutines, DefaultMaxCoroutines)
 	o.RegistryMaxSize = max(o.RegistryMaxSize, o.RegistrySize)
 }
 
@@ -80,7 +90,25 @@ type box struct {
 	rand   *rand.Rand
 	loaded map[string]lua.LValue // require's cache: the value of each module, nil while it runs
 
-	resumeDepth int // coroutines being resumed inside one another
+	protect     *lua.LFunction // protected, see protect.go
+	concatFn    *lua.LFunction // b.concat, see concat.go
+	resumeDepth int            // coroutines being resumed inside one another
+	coroutines  int            // coroutines made by the current call
+	parts       []string       // the concat function's scratch space
+}
+
+// boxKey is the registry key of a state's box (as userdata); scripts
+// cannot reach the registry (there is no debug library).
+const boxKey = "dsh.sandbox.box"
+
+// boxOf returns the box of a state New made, or nil.
+func boxOf(L *lua.LState) *box {
+	if ud, ok := L.G.Registry.RawGetString(boxKey).(*lua.LUserData); ok {
+		if b, ok := ud.Value.(*box); ok {
+			return b
+		}
+	}
+	return nil
 }
 
 // New returns a fresh state holding only the sandboxed libraries (see the
@@ -141,13 +169,18 @@ func (b *box) open(L *lua.LState) error {
 		g.RawSetString(name, lua.LNil)
 	}
 	set := func(t *lua.LTable, name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
+	b.concatFn = L.NewFunction(b.concat)
+	self := L.NewUserData()
+	self.Value = b
+	L.G.Registry.RawSetString(boxKey, self)
+	b.protect = L.NewFunction(protected)
 	set(g, "require", b.require)
 	set(g, "load", b.load)
 	set(g, "loadstring", b.loadstring)
 	set(g, "collectgarbage", collectGarbage)
 	set(g, "setmetatable", setMetatable)
-	set(g, "pcall", pcall(g.RawGetString("pcall")))
-	set(g, "xpcall", pcall(g.RawGetString("xpcall")))
+	set(g, "pcall", b.pcall)
+	set(g, "xpcall", b.xpcall)
 
 	str, err := libTable(g, "string")
 	if err != nil {
@@ -190,6 +223,7 @@ func (b *box) open(L *lua.LState) error {
 	if err != nil {
 		return err
 	}
+	set(co, "create", b.create(co.RawGetString("create")))
 	set(co, "resume", b.resume(co.RawGetString("resume")))
 	set(co, "wrap", b.wrap(co.RawGetString("wrap")))
 

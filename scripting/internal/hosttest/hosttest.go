@@ -1,0 +1,225 @@
+// Package hosttest is the test harness both script hosts share, in the
+// spirit of k6's modulestest: it loads plugin sources written in JavaScript
+// or Lua into a real engine.Service with a real host, runs calls, and gives
+// tests host modules that misbehave on purpose. Test tables written once
+// against [Lang] run for both languages.
+package hosttest
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
+)
+
+// Config is what the harness sets on a host.
+type Config struct {
+	ListenerTimeout time.Duration // 1s when zero
+	Grace           time.Duration // 20ms when zero
+	Modules         []scripting.Module
+	Logger          *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.ListenerTimeout == 0 {
+		c.ListenerTimeout = time.Second
+	}
+	if c.Grace == 0 {
+		c.Grace = 20 * time.Millisecond
+	}
+	return c
+}
+
+// Lang is a script language under test.
+type Lang struct {
+	Name string // "js", "lua"
+	Ext  string // the extension of its plugin files
+	// NewHost makes its host.
+	NewHost func(Config) scripting.Host
+}
+
+// JS is JavaScript on goja.
+var JS = Lang{Name: "js", Ext: ".js", NewHost: func(c Config) scripting.Host {
+	return &js.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger}
+}}
+
+// Lua is Lua on gopher-lua.
+var Lua = Lang{Name: "lua", Ext: ".lua", NewHost: func(c Config) scripting.Host {
+	return &lua.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger}
+}}
+
+// Langs returns every language.
+func Langs() []Lang { return []Lang{JS, Lua} }
+
+// Env is an engine with a scripts directory loaded by one host.
+type Env struct {
+	Service *engine.Service
+	Loaded  []*scripting.Loaded
+	Diags   []*scripting.Diagnostic
+	Agents  *scripting.Agents
+	Root    string // the scripts directory
+}
+
+// WriteFiles writes files (relative path → text) into a fresh temporary
+// directory and returns it.
+func WriteFiles(t testing.TB, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for rel, text := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// Load loads files with lang's host into a fresh engine (with the engine's
+// timeout policy); the plugins are disposed when the test ends. A service
+// option (setup) runs before loading.
+func Load(t testing.TB, lang Lang, cfg Config, files map[string]string, setup ...func(*engine.Service)) *Env {
+	t.Helper()
+	root := WriteFiles(t, files)
+	svc := engine.New()
+	svc.Global().OnExecute(engine.TimeoutPolicy())
+	for _, f := range setup {
+		f(svc)
+	}
+	agents := scripting.NewAgents()
+	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{lang.NewHost(cfg.withDefaults())}, Agents: agents.Agent, LoadTimeout: 2 * time.Second}
+	loaded, diags, err := l.LoadDir(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Env{Service: svc, Loaded: loaded, Diags: diags, Agents: agents, Root: root}
+	t.Cleanup(func() {
+		if err := scripting.DisposeAll(context.Background(), e.Loaded); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
+
+// Diagnostics returns the load diagnostics as text.
+func (e *Env) Diagnostics() []string {
+	var out []string
+	for _, d := range e.Diags {
+		out = append(out, d.Error())
+	}
+	return out
+}
+
+// NoDiagnostics fails the test when a plugin did not load.
+func (e *Env) NoDiagnostics(t testing.TB) {
+	t.Helper()
+	if len(e.Diags) > 0 {
+		t.Fatalf("diagnostics: %q", e.Diagnostics())
+	}
+}
+
+// Call runs one call of the tool name; args nil means {}.
+func (e *Env) Call(ctx context.Context, name string, args any) *engine.Result {
+	if args == nil {
+		args = dsl.NewObject()
+	}
+	return e.Service.Call(ctx, engine.Input{CallID: "c1", Name: name, Arguments: args})
+}
+
+// CallJSON is Call returning the result's JSON text.
+func (e *Env) CallJSON(t testing.TB, ctx context.Context, name string, args any) string {
+	t.Helper()
+	return JSON(t, e.Call(ctx, name, args).JSON())
+}
+
+// JSON marshals a JSON value.
+func JSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := dsl.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Args parses JSON text into arguments.
+func Args(t testing.TB, text string) any {
+	t.Helper()
+	v, err := dsl.Unmarshal([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// Stall is a host module, "stall", whose function sleep(ms) sleeps ignoring
+// its context, as a misbehaving Go host function would: a script that calls
+// it is stuck in Go code until it returns. JavaScript awaits it (the work
+// runs off the loop); with Sync, or in Lua, it blocks the interpreter's own
+// goroutine. Wait waits until every sleep has returned, so that goroutine
+// leak checks pass.
+type Stall struct {
+	Sync bool
+
+	mu      sync.Mutex
+	running int
+	idle    *sync.Cond
+}
+
+// Module returns the module.
+func (s *Stall) Module() scripting.Module {
+	return scripting.Module{Name: "stall", Sync: s.Sync, Funcs: map[string]scripting.ModuleFunc{
+		"sleep": func(_ context.Context, args []any) (any, error) {
+			s.mu.Lock()
+			s.running++
+			s.mu.Unlock()
+			defer func() {
+				s.mu.Lock()
+				s.running--
+				s.cond().Broadcast()
+				s.mu.Unlock()
+			}()
+			ms := 0.0
+			if len(args) > 0 {
+				ms, _ = args[0].(float64)
+			}
+			time.Sleep(time.Duration(ms * float64(time.Millisecond)))
+			return "slept", nil
+		},
+	}}
+}
+
+// cond is called with s.mu held.
+func (s *Stall) cond() *sync.Cond {
+	if s.idle == nil {
+		s.idle = sync.NewCond(&s.mu)
+	}
+	return s.idle
+}
+
+// Running returns how many sleeps are under way.
+func (s *Stall) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
+// Wait waits until no sleep is under way.
+func (s *Stall) Wait() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.running > 0 {
+		s.cond().Wait()
+	}
+}

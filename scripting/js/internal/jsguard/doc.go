@@ -1,0 +1,155 @@
+// Package jsguard bounds the goja builtins that recurse in Go, run long in
+// native code, or allocate by a size a script asks for. [Install] runs on a
+// fresh runtime before any script (the event loop does it by default); after
+// it, a hostile structure or a builtin cycle ends as a RangeError naming the
+// builtin and the limit ("JSON.parse: nesting deeper than 10000 levels"),
+// never as a Go stack overflow, which is fatal to the process.
+//
+// # Why goja needs it
+//
+// goja runs JavaScript-to-JavaScript calls without Go recursion and counts
+// them against SetMaxCallStackSize; a call from JavaScript into a native
+// function pushes a frame too (nativeFuncObject.vmCall). But a native
+// function that calls another native function (ToString calling a toString
+// that is a builtin, a bound function calling its target, a proxy without a
+// trap forwarding to its target, JSON.parse descending into an array)
+// does so by plain Go recursion, with no frame and no check. The probes
+// behind this package (each one a fatal "goroutine stack exceeds" without
+// it) include one-liners: `o.toString = String.prototype.trim; String(o)`,
+// `e.name = e; String(e)`, `Array.prototype.join = Array.prototype.toString;
+// String([1])`, `var t = {}; Object.setPrototypeOf(t, new Proxy(t, {get:
+// String})); String(t)`.
+//
+// # What Install does
+//
+//   - Every native method, getter and setter reachable from the global
+//     object (and the intrinsics only reachable from instances: %TypedArray%,
+//     the iterator prototypes, %GeneratorPrototype%, GeneratorFunction,
+//     AsyncFunction) is replaced by a wrapper with the same name, length and
+//     property attributes that counts one level of native re-entry, per
+//     runtime, and throws RangeError past MaxDepth (default 10,000). A cycle
+//     of builtins always passes through one of them, so it is bounded.
+//     Left alone: Function.prototype, methods that convert nothing and that goja
+//     compares by identity for its fast paths (Array.prototype.values,
+//     Map.prototype.set, Set.prototype.add/has/values, WeakMap.prototype.set,
+//     WeakSet.prototype.add), non-writable non-configurable properties
+//     (Function.prototype[Symbol.hasInstance]) and the seven Object functions
+//     jsvalue.NewRealm checks are goja's own code (getOwnPropertyDescriptor(s),
+//     getOwnPropertyNames, getOwnPropertySymbols, freeze, preventExtensions,
+//     hasOwn).
+//   - The constructors that convert their arguments when called (String,
+//     Number, BigInt, Symbol, RegExp, Function, GeneratorFunction,
+//     AsyncFunction, the Error family) or allocate by a requested size
+//     (ArrayBuffer, SharedArrayBuffer, the typed arrays), and Proxy, are
+//     replaced by a Proxy whose apply and construct traps count the same way
+//     and check the caps. prototype.constructor points at the proxy, a
+//     subclass's parent is the parent's proxy, instanceof works (goja's
+//     instanceof rejects proxies; the proxies supply Symbol.hasInstance), and
+//     RegExp(re) still returns re. Visible differences: String(String)
+//     reads "function String() { [native code] }" as before, but
+//     Error[Symbol.hasInstance] !== Function.prototype[Symbol.hasInstance].
+//   - Chains that goja forwards through without any call (bound functions
+//     bound to bound functions, proxies of proxies or with proxy handlers)
+//     are counted when they are made: bind, new Proxy and Proxy.revocable
+//     refuse a link that would make a chain deeper than MaxDepth ("Proxy:
+//     chain deeper than 10000 levels"), with a weak-keyed table so that
+//     nothing is kept alive.
+//   - JSON.parse is jsguard's own iterative parser (about 3 times faster than
+//     goja's, which goes through encoding/json's token stream; see
+//     BenchmarkJSONParse), with the depth limit, a reviver walk with the same
+//     limit (a reviver may graft a deeper value onto a part not yet walked),
+//     members as own data properties ("__proto__" is an ordinary key, last
+//     duplicate wins, in first position), numbers out of range as ±Infinity
+//     (goja's refuses them), lone surrogate escapes kept, and
+//     encoding/json's messages (which goja's reports) except "Unexpected end
+//     of JSON input" without goja's "(EOF)" suffix.
+//   - JSON.stringify is jsguard's own, written after goja's (same output for
+//     replacer functions and lists, space, toJSON, boxed primitives, RawJSON,
+//     cycles as TypeError "Converting circular structure to JSON"), with the
+//     depth limit and the allocation cap on its result. Spec, not goja, for a
+//     space of Infinity (10 spaces) and a string space longer than 10 code
+//     units (cut at 10 units, not bytes).
+//   - Array.prototype.join is jsguard's own (goja's cycle rule: an array
+//     already being joined joins as ""), capped. Array.prototype.flat runs
+//     goja's with the depth clamped to MaxDepth and throws when the clamp
+//     changed the result.
+//
+// # Already bounded, and why
+//
+// JavaScript recursion, getters, setters, toString/valueOf, callbacks of
+// sort/map/replace and proxy traps written in JavaScript all push goja frames
+// and end at MaxCallStackSize (see the eventloop package). Generators that
+// delegate with yield* without bound are not counted by goja and are not
+// bounded here either (a goja limitation, noted in the eventloop package).
+//
+// # Bounded by the memory limit, not here
+//
+// Prototype chains: goja looks properties up the chain by Go recursion, and
+// object literals with __proto__, class extends and new all build chains
+// without a function jsguard could wrap. Each level costs a heap object (more
+// than the 100–160 bytes of Go stack a level takes), so with Go's 1 GiB
+// stack maximum a chain deep enough to overflow needs well over a GiB of heap
+// and the memory limit ends it first; with the limit off it is not bounded.
+// The same holds for chains of bound functions or proxies that alternate
+// with counted builtins.
+//
+// # Source nesting
+//
+// goja's parser recurses per nesting level: a source of 1,000,000 nested
+// brackets, parentheses or a=a=... chains overflows the Go stack when
+// compiled (esbuild's parser, which transforms plugin sources first, too).
+// Every source is scanned first by tsbuild.CheckNesting, which refuses
+// nesting deeper than the limit from the text alone: plugin sources and the
+// modules they require in tsbuild.Transform, and here the bodies given to
+// Function, GeneratorFunction and AsyncFunction (a SyntaxError) and the
+// source given to eval. For that, the global eval is replaced by a wrapper
+// that scans and then calls goja's: goja recognises a direct eval by the
+// identity of its own function, so every eval is an indirect eval, run in
+// the global scope rather than the caller's (a deliberate departure from
+// the language; scripts that need local variables in eval are not worth a
+// fatal crash path).
+//
+// # Regular expressions
+//
+// goja runs patterns RE2 cannot (backreferences, lookaround) on
+// github.com/dlclark/regexp2, whose backtracking can take exponential time
+// inside one native call that Interrupt cannot stop. regexp2 reads its
+// package-level DefaultMatchTimeout when a pattern is compiled; Install sets
+// it once per process, before its runtime compiles anything, to
+// [RegexpMatchTimeout] (1 s). This is the one global jsguard touches, and it
+// affects every goja runtime of the process made after the first Install.
+// goja reports a timed-out match as "no match"; a script that goes on
+// matching is then stopped by its call's deadline at the next JavaScript
+// instruction, so a call ends within deadline + grace + about one match
+// timeout (regexp2 checks a 100 ms clock). regexp2 runs that clock on a
+// goroutine that exits about a second after the last timed match (tests
+// using goleak ignore regexp2.runClock).
+//
+// # Allocation caps
+//
+// A single string, buffer or array made by one builtin call is capped at
+// MaxAllocBytes (default 256 MiB; a quarter of the default --memory-limit, so
+// a refused call leaves room for the copies made when a value crosses to
+// Go). Strings count 2 bytes a code unit (goja's UTF-16 form), arrays and
+// argument lists 16 bytes an element (a goja Value). Checked before
+// allocating: String.prototype.repeat, padStart, padEnd, concat,
+// Array.prototype.join (and a huge sparse array joined with ""),
+// Array.prototype.fill on arrays, %TypedArray%.prototype.join, the
+// ArrayBuffer, SharedArrayBuffer and typed array constructors (given a
+// length, an array or a typed array), the argument lists of
+// Function.prototype.apply, Reflect.apply and Reflect.construct (so
+// String.fromCharCode.apply(null, {length: 1e9}) is refused), and
+// JSON.stringify's result. The checks convert the arguments once, as the
+// builtin would, and pass the converted primitives on. Not capped here (the
+// memory limit's part): the + operator, replace/replaceAll results, spreads,
+// Array.from of a huge array-like, typed arrays built from iterables, and
+// growth by many small steps.
+//
+// # Cost
+//
+// Install replays a plan computed once per process (a walk of the intrinsics
+// on a scratch runtime, about 100 ms): about 5 ms and 0.8 MB per runtime (see
+// BenchmarkInstall), most of it goja building the builtins it otherwise
+// builds lazily. A wrapped builtin call costs one more Go call and a
+// deferred counter decrement.
+package jsguard

@@ -1,0 +1,342 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// TestHostilePlugins runs testdata/hostile/*.txtar: each case is a scripts
+// directory of misbehaving plugins and a batch of calls, run through a built
+// dsh binary (a crash or a hang there cannot take this test process down).
+// The archive's comment holds the case's expectations, one a line:
+//
+//	args: run calls.json     the dsh arguments after the global flags (this default)
+//	flags: --memory-limit 256  global flags, before the arguments
+//	exit: 0                  the exit status (0 unless given)
+//	within: 10s              the whole run's wall-clock bound (30s unless given)
+//	rss-below: 512           peak RSS bound in MiB
+//	ok ID                    call ID succeeded
+//	fails ID REGEXP          call ID failed with a message matching REGEXP
+//	stdout REGEXP            standard output matches (args other than run)
+//	stderr REGEXP            standard error matches
+//	no-stderr REGEXP         standard error does not match
+//	no-process MARKER        after dsh exits, no process's command line holds MARKER
+//
+// Lines starting with # are comments. With "args: run ...", --json is added
+// and the results are read by call id.
+func TestHostilePlugins(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "hostile", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no cases in testdata/hostile")
+	}
+	bin := buildDsh(t)
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := readHostileCase(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.run(t, bin)
+		})
+	}
+}
+
+// dshBinary is built once per test process, without the race detector, so
+// that memory figures are the command's own.
+var dshBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func buildDsh(t *testing.T) string {
+	t.Helper()
+	dshBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dsh-hostile-")
+		if err != nil {
+			dshBinary.err = err
+			return
+		}
+		goBin, err := exec.LookPath("go")
+		if err != nil {
+			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		out := filepath.Join(dir, "dsh")
+		cmd := exec.Command(goBin, "build", "-o", out, "github.com/dsh-go/dsh/cmd/dsh")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			dshBinary.err = fmt.Errorf("go build: %v\n%s", err, b)
+			return
+		}
+		dshBinary.path = out
+	})
+	if dshBinary.err != nil {
+		t.Fatal(dshBinary.err)
+	}
+	return dshBinary.path
+}
+
+type callExpect struct {
+	id      string
+	ok      bool
+	message *regexp.Regexp
+}
+
+type hostileCase struct {
+	archive   *txtar.Archive
+	args      []string
+	flags     []string
+	exit      int
+	within    time.Duration
+	rssMiB    int64
+	calls     []callExpect
+	stdout    []*regexp.Regexp
+	stderr    []*regexp.Regexp
+	noStderr  []*regexp.Regexp
+	noProcess []string
+}
+
+func readHostileCase(file string) (*hostileCase, error) {
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		return nil, err
+	}
+	c := &hostileCase{archive: a, args: []string{"run", "calls.json"}, within: 30 * time.Second}
+	sc := bufio.NewScanner(bytes.NewReader(a.Comment))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, rest, _ := strings.Cut(line, " ")
+		key = strings.TrimSuffix(key, ":")
+		rest = strings.TrimSpace(rest)
+		bad := func(err error) error { return fmt.Errorf("%s:%d: %s: %v", file, n, key, err) }
+		switch key {
+		case "args":
+			c.args = strings.Fields(rest)
+		case "flags":
+			c.flags = strings.Fields(rest)
+		case "exit":
+			if c.exit, err = strconv.Atoi(rest); err != nil {
+				return nil, bad(err)
+			}
+		case "within":
+			if c.within, err = time.ParseDuration(rest); err != nil {
+				return nil, bad(err)
+			}
+		case "rss-below":
+			if c.rssMiB, err = strconv.ParseInt(rest, 10, 64); err != nil {
+				return nil, bad(err)
+			}
+		case "ok":
+			c.calls = append(c.calls, callExpect{id: rest, ok: true})
+		case "fails":
+			id, re, _ := strings.Cut(rest, " ")
+			rx, err := regexp.Compile(strings.TrimSpace(re))
+			if err != nil {
+				return nil, bad(err)
+			}
+			c.calls = append(c.calls, callExpect{id: id, message: rx})
+		case "stdout", "stderr", "no-stderr":
+			rx, err := regexp.Compile(rest)
+			if err != nil {
+				return nil, bad(err)
+			}
+			switch key {
+			case "stdout":
+				c.stdout = append(c.stdout, rx)
+			case "stderr":
+				c.stderr = append(c.stderr, rx)
+			default:
+				c.noStderr = append(c.noStderr, rx)
+			}
+		case "no-process":
+			c.noProcess = append(c.noProcess, rest)
+		default:
+			return nil, fmt.Errorf("%s:%d: unknown directive %q", file, n, key)
+		}
+	}
+	return c, nil
+}
+
+func (c *hostileCase) run(t *testing.T, bin string) {
+	dir := t.TempDir()
+	for _, f := range c.archive.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := append([]string{}, c.flags...)
+	isRun := len(c.args) > 0 && c.args[0] == "run"
+	if isRun {
+		args = append(args, "--json")
+	}
+	args = append(args, c.args...)
+
+	// The command gets twice its bound before it is killed, so a run that
+	// overstays is reported with its output rather than as a test timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*c.within+5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	report := func() string {
+		return fmt.Sprintf("dsh %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), clip(stdout.String()), clip(stderr.String()))
+	}
+
+	exit := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		exit = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			t.Fatalf("dsh died of %v after %v\n%s", ws.Signal(), took, report())
+		}
+	case err != nil:
+		t.Fatalf("dsh: %v\n%s", err, report())
+	}
+	if took > c.within {
+		t.Errorf("dsh took %v, more than %v\n%s", took.Round(time.Millisecond), c.within, report())
+	}
+	if exit != c.exit {
+		t.Errorf("exit status %d, want %d\n%s", exit, c.exit, report())
+	}
+	if c.rssMiB > 0 && cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			if rss := ru.Maxrss / 1024; rss >= c.rssMiB {
+				t.Errorf("peak RSS %d MiB, want under %d MiB", rss, c.rssMiB)
+			}
+		}
+	}
+	for _, rx := range c.stdout {
+		if !rx.MatchString(stdout.String()) {
+			t.Errorf("stdout does not match %q\n%s", rx, report())
+		}
+	}
+	for _, rx := range c.stderr {
+		if !rx.MatchString(stderr.String()) {
+			t.Errorf("stderr does not match %q\n%s", rx, report())
+		}
+	}
+	for _, rx := range c.noStderr {
+		if rx.MatchString(stderr.String()) {
+			t.Errorf("stderr matches %q\n%s", rx, report())
+		}
+	}
+	if isRun && len(c.calls) > 0 {
+		c.checkResults(t, stdout.Bytes(), report)
+	}
+	for _, marker := range c.noProcess {
+		if pids := processesWith(marker); len(pids) > 0 {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Errorf("processes with %q outlived dsh: %v", marker, pids)
+		}
+	}
+}
+
+func (c *hostileCase) checkResults(t *testing.T, out []byte, report func() string) {
+	var batch struct {
+		Results []struct {
+			CallID string `json:"callId"`
+			Result struct {
+				IsError bool `json:"isError"`
+				Error   *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			} `json:"result"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &batch); err != nil {
+		t.Fatalf("reading the batch result: %v\n%s", err, report())
+	}
+	for _, want := range c.calls {
+		found := false
+		for _, r := range batch.Results {
+			if r.CallID != want.id {
+				continue
+			}
+			found = true
+			msg := ""
+			if r.Result.Error != nil {
+				msg = r.Result.Error.Message
+			}
+			switch {
+			case want.ok && r.Result.IsError:
+				t.Errorf("call %s failed: %s", want.id, clip(msg))
+			case !want.ok && !r.Result.IsError:
+				t.Errorf("call %s succeeded, want a failure matching %q", want.id, want.message)
+			case !want.ok && !want.message.MatchString(msg):
+				t.Errorf("call %s failed with %q, want a message matching %q", want.id, clip(msg), want.message)
+			}
+			if len(msg) > 1000 {
+				t.Errorf("call %s: a %d-byte message reaches the model", want.id, len(msg))
+			}
+		}
+		if !found {
+			t.Errorf("no result for call %s\n%s", want.id, report())
+		}
+	}
+}
+
+// processesWith returns the pids whose command line contains marker.
+func processesWith(marker string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})), marker) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func clip(s string) string {
+	const max = 4000
+	if len(s) > max {
+		return s[:max] + fmt.Sprintf("… (%d more bytes)", len(s)-max)
+	}
+	return s
+}
