@@ -431,10 +431,19 @@ type Prerendered struct {
 	MetaErr error
 }
 
+// SnapshotFailure is a body's value that its host could not turn into a
+// Go value for a reason other than its kind (a size, count or depth limit,
+// see dsl.Limits): the pipeline reports the tool's output as invalid with
+// "value snapshot failed: <Err>", so the model learns which limit it hit.
+type SnapshotFailure struct{ Err error }
+
 // successRendered is success with render's outcome known (pre not nil).
 func (c *call) successRendered(reg *registration, candidate any, pre *Prerendered) (*Result, error) {
 	def := reg.def
 	fail := func(v string) error { return &OutputError{Tool: def.Name, Violations: []string{v}} }
+	if sf, ok := candidate.(SnapshotFailure); ok {
+		return nil, fail("value snapshot failed: " + sf.Err.Error())
+	}
 	value, err := dsl.Snapshot(candidate)
 	if err != nil {
 		return nil, fail("value is not lossless JSON")

@@ -51,6 +51,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if err != nil {
 				// The pipeline reports it as the tool's invalid output.
 				i.pool.log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", name, err))
+				if errors.Is(err, dsl.ErrLimit) {
+					return engine.SnapshotFailure{Err: err}, nil
+				}
 				return nonLossless{}, nil
 			}
 			if out == nil || !out.Valid(g) {

@@ -228,6 +228,9 @@ func (i *instance) Broken() bool { return i.loop.Broken() }
 // loop goroutine and host work have exited.
 func (i *instance) Abandon() <-chan struct{} { return i.loop.Abandon() }
 
+// Breaks returns a channel closed when the loop breaks (hostpool.Breaker).
+func (i *instance) Breaks() <-chan struct{} { return i.loop.Interrupted() }
+
 // Effects is the number of effects the top level made.
 func (i *instance) Effects() int { return i.seq }
 

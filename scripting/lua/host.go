@@ -153,6 +153,10 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 // Broken reports whether the instance was interrupted or closed.
 func (i *instance) Broken() bool { return i.broken() }
 
+// Breaks returns a channel closed when the instance is interrupted or
+// stopped (hostpool.Breaker).
+func (i *instance) Breaks() <-chan struct{} { return i.kill.Done() }
+
 // Abandon stops the instance without waiting; the channel closes once its
 // goroutine has exited.
 func (i *instance) Abandon() <-chan struct{} {

@@ -49,6 +49,14 @@ type Instance interface {
 	Effects() int
 }
 
+// Breaker is an Instance that tells when it breaks, so that the pool
+// retires it at once rather than at the plugin's next call (a broken
+// instance holds its memory until then).
+type Breaker interface {
+	// Breaks returns a channel closed when the instance breaks (or stops).
+	Breaks() <-chan struct{}
+}
+
 // Options configures a [Pool].
 type Options[I Instance] struct {
 	// Start starts a fresh instance that replays the plugin's top level
@@ -98,8 +106,9 @@ type Pool[I Instance] struct {
 	closed  bool
 	changed chan struct{} // closed (and replaced) when a replacement ends, and at Close
 	filled  bool
-	// replacing counts the replacements under way; Close waits for them
-	// (within CloseWait), so none outlives the pool.
+	// replacing counts the replacements under way and the watchers of
+	// breaking instances; Close waits for them (within CloseWait), so none
+	// outlives the pool.
 	replacing sync.WaitGroup
 }
 
@@ -164,6 +173,35 @@ func (p *Pool[I]) addLocked(inst I) {
 	e := &entry[I]{inst: inst}
 	p.entries[inst] = e
 	p.slots = append(p.slots, &slot[I]{cur: e})
+	p.watchLocked(e)
+}
+
+// watchLocked retires e as soon as it breaks, when its instance says so.
+func (p *Pool[I]) watchLocked(e *entry[I]) {
+	b, ok := any(e.inst).(Breaker)
+	if !ok {
+		return
+	}
+	p.replacing.Add(1)
+	go func() {
+		defer p.replacing.Done()
+		select {
+		case <-b.Breaks():
+		case <-p.ctx.Done():
+			return
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if e.gone || p.closed || !e.inst.Broken() {
+			return
+		}
+		for _, s := range p.slots {
+			if s.cur == e {
+				p.retireLocked(s)
+				return
+			}
+		}
+	}()
 }
 
 // start starts one replaying instance and checks it made the registrations
@@ -292,7 +330,7 @@ func (p *Pool[I]) retireLocked(s *slot[I]) {
 			delete(p.pins, k)
 		}
 	}
-	p.log.Warn("plugin instance was interrupted; starting a fresh one")
+	p.log.Info("plugin instance was interrupted; starting a fresh one")
 	p.reap(e.inst.Abandon())
 	if !s.starting {
 		p.replaceLocked(s)
@@ -314,6 +352,7 @@ func (p *Pool[I]) replaceLocked(s *slot[I]) {
 			e := &entry[I]{inst: inst}
 			s.cur = e
 			p.entries[inst] = e
+			p.watchLocked(e)
 		}
 		if !closed {
 			close(p.changed)

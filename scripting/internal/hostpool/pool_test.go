@@ -359,3 +359,37 @@ func TestClose(t *testing.T) {
 		}
 	})
 }
+
+// breaking is a fake that says when it breaks (hostpool.Breaker).
+type breaking struct {
+	fake
+	breaks chan struct{}
+}
+
+func (b *breaking) Breaks() <-chan struct{} { return b.breaks }
+
+func newBreaking(id int) *breaking {
+	b := &breaking{fake: fake{id: id, exit: make(chan struct{})}, breaks: make(chan struct{})}
+	b.stop()
+	return b
+}
+
+func TestAnInstanceThatBreaksWhileIdleIsRetiredAtOnce(t *testing.T) {
+	var started atomic.Int32
+	p := hostpool.New(hostpool.Options[*breaking]{
+		Start: func(context.Context) (*breaking, error) {
+			return newBreaking(int(started.Add(1))), nil
+		},
+		CloseWait: 20 * time.Millisecond,
+	})
+	first := newBreaking(0)
+	if err := p.Fill(context.Background(), first, 1); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	first.broken.Store(true)
+	close(first.breaks) // no call is made: the pool must notice by itself
+	eventually(t, "the broken instance is abandoned and replaced", func() bool {
+		return first.abandoned.Load() && started.Load() == 1 && len(p.Instances()) == 1 && p.Instances()[0] != first
+	})
+}

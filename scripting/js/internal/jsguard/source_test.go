@@ -39,3 +39,14 @@ func TestDeeplyNestedSourceIsRefusedBeforeParsing(t *testing.T) {
 		}
 	})
 }
+
+func TestEvalIsIndirect(t *testing.T) {
+	vm := goja.New()
+	if err := Install(vm, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vm.RunString(`var x = "global"; (function () { var x = "local"; return eval("x") })()`)
+	if err != nil || v.String() != "global" {
+		t.Fatalf("got %v, %v; want the global x (eval runs in the global scope)", v, err)
+	}
+}
