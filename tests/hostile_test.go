@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,7 +80,8 @@ func buildDsh(t *testing.T) string {
 		}
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			dshBinary.err = fmt.Errorf("building dsh needs the go command on PATH: %v", err)
+			return
 		}
 		out := filepath.Join(dir, "dsh")
 		cmd := exec.Command(goBin, "build", "-o", out, "github.com/dsh-go/dsh/cmd/dsh")

@@ -65,8 +65,9 @@ type Options struct {
 	OrphanWindow time.Duration
 	// Guard configures jsguard, which bounds the goja builtins that recurse
 	// in Go or allocate by a requested size (JSON, join, bind, Proxy,
-	// repeat, typed arrays...); it is installed on the fresh runtime before
-	// anything else runs. The zero value gives jsguard's defaults.
+	// repeat, typed arrays...); it is installed after Setup (so the loop
+	// and Setup capture goja's own intrinsics) and before any other script
+	// code runs. The zero value gives jsguard's defaults.
 	Guard jsguard.Options
 	// Unguarded leaves goja's builtins as they are (for tests and
 	// benchmarks that measure jsguard's cost; never for untrusted code).
@@ -446,6 +447,17 @@ func (l *Loop) main(ready chan<- error) {
 			return
 		}
 	}
+	// jsguard goes in last, once the loop and Setup captured the intrinsics
+	// they call themselves (jsvalue's Object functions among them), and
+	// before any script code runs.
+	if !l.opts.Unguarded {
+		if err := jsguard.Install(l.vm, l.opts.Guard); err != nil {
+			err = fmt.Errorf("eventloop: init: %w", err)
+			l.stop(err, false)
+			ready <- err
+			return
+		}
+	}
 	ready <- nil
 	l.serve()
 }
@@ -468,11 +480,6 @@ func (l *Loop) init() error {
 	vm := goja.New()
 	l.vm = vm
 	vm.SetMaxCallStackSize(l.opts.MaxCallStackSize)
-	if !l.opts.Unguarded {
-		if err := jsguard.Install(vm, l.opts.Guard); err != nil {
-			return err
-		}
-	}
 	l.tmr = time.NewTimer(time.Hour)
 	l.tmr.Stop()
 

@@ -32,11 +32,11 @@
 //     Left alone: Function.prototype, methods that convert nothing and that goja
 //     compares by identity for its fast paths (Array.prototype.values,
 //     Map.prototype.set, Set.prototype.add/has/values, WeakMap.prototype.set,
-//     WeakSet.prototype.add), non-writable non-configurable properties
-//     (Function.prototype[Symbol.hasInstance]) and the seven Object functions
-//     jsvalue.NewRealm checks are goja's own code (getOwnPropertyDescriptor(s),
-//     getOwnPropertyNames, getOwnPropertySymbols, freeze, preventExtensions,
-//     hasOwn).
+//     WeakSet.prototype.add) and non-writable non-configurable properties
+//     (Function.prototype[Symbol.hasInstance]). The event loop installs
+//     jsguard after it and the host's setup captured the intrinsics they call
+//     from Go (jsvalue's Object functions among them), so those keep goja's
+//     own code while scripts see the counted wrappers.
 //   - The constructors that convert their arguments when called (String,
 //     Number, BigInt, Symbol, RegExp, Function, GeneratorFunction,
 //     AsyncFunction, the Error family) or allocate by a requested size

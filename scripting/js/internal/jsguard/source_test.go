@@ -50,3 +50,19 @@ func TestEvalIsIndirect(t *testing.T) {
 		t.Fatalf("got %v, %v; want the global x (eval runs in the global scope)", v, err)
 	}
 }
+
+func TestObjectIntrospectionCyclesAreBounded(t *testing.T) {
+	for _, code := range []string{
+		`var k = {}; k.toString = Object.getOwnPropertyDescriptor.bind(null, {}, k); Object.getOwnPropertyDescriptor({}, k)`,
+		`var k = {}; k.toString = Object.hasOwn.bind(null, {}, k); Object.hasOwn({}, k)`,
+	} {
+		vm := goja.New()
+		if err := Install(vm, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := vm.RunString(code)
+		if err == nil || !strings.Contains(err.Error(), "RangeError") {
+			t.Errorf("%s: got %v, want a RangeError", code, err)
+		}
+	}
+}

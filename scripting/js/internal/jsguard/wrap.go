@@ -94,9 +94,6 @@ var proxiedCtors = []string{
 var skipped = []string{
 	"eval", "Function.prototype", "Array.prototype.values", "Map.prototype.set", "Set.prototype.add", "Set.prototype.has",
 	"Set.prototype.values", "WeakMap.prototype.set", "WeakSet.prototype.add",
-	// jsvalue.NewRealm checks that these are goja's own code.
-	"Object.getOwnPropertyDescriptors", "Object.getOwnPropertyNames", "Object.freeze", "Object.preventExtensions",
-	"Object.getOwnPropertyDescriptor", "Object.getOwnPropertySymbols", "Object.hasOwn",
 }
 
 // lookup reads a dotted path of data properties from the global object.
