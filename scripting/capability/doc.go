@@ -79,15 +79,24 @@
 //     call (in its group, killed by the sweep, or leading the session or
 //     group of a marked process, as the middle process of a double fork
 //     does) are reaped too.
+//   - With the subreaper on, a live child of dsh's whose environment is
+//     readable, carries no call token at all and does not run dsh's own
+//     image (a child between fork and exec does) is an orphan adopted from
+//     some call's program, one that left the group and replaced its whole
+//     environment (setsid env -i ...): it is killed too when a call's program
+//     ends. Every program process.run starts carries its call's token, so a
+//     program of another call running at the same time is never taken for
+//     one; a process whose environment cannot be read is never killed blind.
 //
-// What this does not catch, by choice: a descendant that both left the
-// group and replaced its whole environment (env -i); killing every orphan
-// without a readable token instead would kill other children of dsh's
-// (an MCP server run through ssh is not dumpable). A setsid child that
-// exits on its own before its call ends and leaves nothing alive stays a
-// zombie of dsh's (with the subreaper on) until dsh exits. When dsh itself
-// is killed, the programs' own children are not signalled. A cgroup
-// would close these; it is not used because it needs delegation that an
-// ordinary user session does not always have. Elsewhere than Linux only
-// the process group is killed.
+// What this does not catch: without the subreaper, a descendant that both
+// left the group and replaced its whole environment (env -i) is adopted by
+// PID 1 and survives. An embedder that turns the subreaper on and starts
+// children of its own must give them a DSH_CALL_TOKEN variable (any value)
+// or they are taken for orphans. A setsid child that exits on its own
+// before its call ends and leaves nothing alive stays a zombie of dsh's
+// (with the subreaper on) until dsh exits. When dsh itself is killed, the
+// programs' own children are not signalled. A cgroup would close these; it
+// is not used because it needs delegation that an ordinary user session
+// does not always have. Elsewhere than Linux only the process group is
+// killed.
 package capability

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,9 +39,15 @@ const maxSweeps = 50
 
 // leftovers is what killLeftovers knows of one call's processes.
 type leftovers struct {
-	needle   []byte
-	pgid     int
-	self     int
+	needle []byte
+	pgid   int
+	self   int
+	// orphans: dsh is a subreaper, so a live child of dsh's that carries no
+	// call token is an orphan it adopted (a program's descendant that left
+	// the group and replaced its environment): it is killed too. selfExe
+	// tells a child between fork and exec (still dsh's image) from one.
+	orphans  bool
+	selfExe  string
 	killed   map[int]bool // pids it signalled
 	sessions map[int]bool // sessions and groups of the marked processes
 }
@@ -58,6 +65,11 @@ func killLeftovers(token string, pgid int, grace time.Duration) {
 	l := &leftovers{
 		needle: []byte(callTokenVar + "=" + token + "\x00"), pgid: pgid, self: os.Getpid(),
 		killed: map[int]bool{}, sessions: map[int]bool{},
+	}
+	var on int32 // PR_GET_CHILD_SUBREAPER writes the flag through its argument
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&on)), 0, 0, 0); err == nil && on != 0 {
+		l.orphans = true
+		l.selfExe, _ = os.Readlink("/proc/self/exe")
 	}
 	deadline := time.Now().Add(grace)
 	for range maxSweeps {
@@ -106,6 +118,7 @@ func (l *leftovers) sweep() (found bool, zombies []int) {
 		case st.pgid == l.pgid:
 			_ = syscall.Kill(pid, syscall.SIGKILL) // the group outlives its members: pid is one
 		case killIfMarked(pid, l.needle):
+		case l.orphans && st.ppid == l.self && l.killIfAdopted(pid):
 		default:
 			continue
 		}
@@ -166,21 +179,46 @@ func killIfMarked(pid int, needle []byte) bool {
 	return true
 }
 
+// killIfAdopted kills pid, a live child of dsh's, when its environment is
+// readable and carries no call token at all and it does not run dsh's own
+// image: an orphan adopted from some call's program, since every program
+// process.run starts carries its call's token.
+func (l *leftovers) killIfAdopted(pid int) bool {
+	if exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe"); err != nil || exe == l.selfExe {
+		return false
+	}
+	env, err := readEnviron(pid)
+	if err != nil || hasEntry(env, []byte(callTokenVar+"=")) {
+		return false // unreadable (never kill blind), or some call's
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	return true
+}
+
 // maxEnviron bounds how much of a process's environment is read.
 const maxEnviron = 4 << 20
 
-// environHas reports whether pid's environment holds needle as one entry.
+// environHas reports whether pid's environment holds an entry starting
+// with needle.
 func environHas(pid int, needle []byte) bool {
+	env, err := readEnviron(pid)
+	return err == nil && hasEntry(env, needle)
+}
+
+// readEnviron reads pid's environment (at most maxEnviron bytes).
+func readEnviron(pid int) ([]byte, error) {
 	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxEnviron))
-	if err != nil {
-		return false
-	}
-	return bytes.HasPrefix(b, needle) || bytes.Contains(b, append([]byte{0}, needle...))
+	return io.ReadAll(io.LimitReader(f, maxEnviron))
+}
+
+// hasEntry reports whether a NUL-separated environment has an entry
+// starting with needle.
+func hasEntry(env, needle []byte) bool {
+	return bytes.HasPrefix(env, needle) || bytes.Contains(env, append([]byte{0}, needle...))
 }
 
 // procStat is what sweep reads of /proc/<pid>/stat.

@@ -3,6 +3,7 @@ package capability_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -167,4 +168,43 @@ func TestRunChildDiesWithDsh(t *testing.T) {
 	}
 	_ = helper.Wait()
 	waitDead(t, pid)
+}
+
+// TestRunLeavesNoAdoptedOrphan: a descendant that left the process group
+// and replaced its whole environment (env -i) carries no call token; with
+// dsh as a subreaper it is adopted by dsh and killed as an orphan of the
+// call when the call's program ends.
+func TestRunLeavesNoAdoptedOrphan(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid program")
+	}
+	subreaper(t)
+	f := newFixture(t, capability.Config{KillGrace: 2 * time.Second})
+	// A fractional duration unique to this run names the escapee.
+	secs := fmt.Sprintf("600.%d", time.Now().UnixNano()%1000000)
+	alive := func() []int {
+		var pids []int
+		for _, p := range procs(t) {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cmdline")
+			if p.state != 'Z' && bytes.Contains(cmd, []byte(secs)) {
+				pids = append(pids, p.pid)
+			}
+		}
+		return pids
+	}
+	t.Cleanup(func() {
+		for _, pid := range alive() {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	got := f.ok(t, "process", "run", `[["sh","-c",`+quote(`setsid env -i sleep `+secs+` </dev/null >/dev/null 2>&1 & sleep 0.2; echo started`)+`]]`)
+	if !strings.HasPrefix(got, `{"stdout":"started\n"`) {
+		t.Fatalf("got %s", got)
+	}
+	if pids := alive(); len(pids) > 0 {
+		t.Errorf("the env -i escapee outlived its call: %v", pids)
+	}
+	if left := leftovers(t, "none"); len(left) > 0 {
+		t.Errorf("left behind: %q", left)
+	}
 }
