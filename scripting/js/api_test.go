@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 )
 
@@ -61,27 +62,6 @@ func apiNoDiags(t *testing.T, e *env) {
 		t.Fatalf("diagnostics: %q", e.diagnostics())
 	}
 }
-
-func apiWant(t *testing.T, got, want string) {
-	t.Helper()
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}
-
-// apiErr is the exact JSON of a failure whose content is "Error: "+message.
-func apiErr(message, info string) string {
-	m, _ := dsl.Marshal(message)
-	c, _ := dsl.Marshal("Error: " + message)
-	e := `{"message":` + string(m)
-	if info != "" {
-		e += `,"info":` + info
-	}
-	return `{"isError":true,"error":` + e + `},"content":[{"type":"text","text":` + string(c) + `}]}`
-}
-
-// apiInfo is an ErrorInfo's JSON.
-func apiInfo(name, code string) string { return `{"name":"` + name + `","code":"` + code + `"}` }
 
 var apiUUID = regexp.MustCompile(`"id":"[0-9a-f-]{36}"`)
 
@@ -133,26 +113,26 @@ tools.register(defineTool({
 		{"extra keys at the root are allowed", `{"path":"a","zzz":true}`,
 			`{"isError":false,"value":{"path":"a"},"content":[{"type":"text","text":"path=a"}]}`},
 		{"missing required", `{}`,
-			apiErr(`invalid arguments: missing required property "path"`, apiInfo("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: missing required property "path"`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"enum", `{"path":"a","color":"blue"}`,
-			apiErr(`invalid arguments: "color" must be one of ["red","green"]`, apiInfo("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: "color" must be one of ["red","green"]`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"several violations joined by ; ", `{"path":1,"n":1.5,"config":{},"tags":["a",2]}`,
-			apiErr(`invalid arguments: "path" must be a string; "n" must be an integer; missing required property "config.host"; "tags[1]" must be a string`, apiInfo("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: "path" must be a string; "n" must be an integer; missing required property "config.host"; "tags[1]" must be a string`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"output of the wrong type", `{"path":"bad-type"}`,
-			apiErr(`tool "typed" returned invalid output: "value.path" must be a string`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: "value.path" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output with an undeclared key", `{"path":"bad-key"}`,
-			apiErr(`tool "typed" returned invalid output: "value.other" is not a declared property (additionalProperties: false)`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: "value.other" is not a declared property (additionalProperties: false)`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output that is a function", `{"path":"fn"}`,
-			apiErr(`tool "typed" returned invalid output: value is not lossless JSON`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: value is not lossless JSON`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output that is undefined", `{"path":"undef"}`,
-			apiErr(`tool "typed" returned invalid output: value is not lossless JSON`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: value is not lossless JSON`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { apiWant(t, e.call(t, "typed", args(t, c.args)), c.want) })
+		t.Run(c.name, func(t *testing.T) { hosttest.Want(t, e.call(t, "typed", args(t, c.args)), c.want) })
 	}
 	t.Run("arguments that are not an object", func(t *testing.T) {
-		apiWant(t, e.apiRun(t, context.Background(), engine.Input{Name: "typed", Arguments: "nope"}),
-			apiErr(`invalid arguments: "arguments" must be an object`, apiInfo("ToolArgsError", "INVALID_ARGS")))
+		hosttest.Want(t, e.apiRun(t, context.Background(), engine.Input{Name: "typed", Arguments: "nope"}),
+			hosttest.Failure(`invalid arguments: "arguments" must be an object`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 	})
 	t.Run("the compiled parameters are what the model sees", func(t *testing.T) {
 		list, err := e.svc.Global().Schemas()
@@ -162,7 +142,7 @@ tools.register(defineTool({
 		if len(list) != 1 {
 			t.Fatalf("schemas %d", len(list))
 		}
-		apiWant(t, apiMarshal(t, list[0].JSON()), `{"name":"typed","description":"typed parameters","parameters":{"type":"object","properties":{"path":{"type":"string","description":"a path"},"color":{"type":"string","enum":["red","green"]},"n":{"type":"integer"},"config":{"type":"object","additionalProperties":true,"properties":{"host":{"type":"string"}},"required":["host"]},"tags":{"type":"array","items":{"type":"string"}}},"required":["path"]}}`)
+		hosttest.Want(t, apiMarshal(t, list[0].JSON()), `{"name":"typed","description":"typed parameters","parameters":{"type":"object","properties":{"path":{"type":"string","description":"a path"},"color":{"type":"string","enum":["red","green"]},"n":{"type":"integer"},"config":{"type":"object","additionalProperties":true,"properties":{"host":{"type":"string"}},"required":["host"]},"tags":{"type":"array","items":{"type":"string"}}},"required":["path"]}}`)
 	})
 }
 
@@ -218,7 +198,7 @@ tools.register(defineTool({ name: "caught", description: "", parameters: {},
   output: { schema: { type: "json" }, render: () => [] }, async execute() { return { caught, timeout }; } }));
 `})
 		apiNoDiags(t, e)
-		apiWant(t, e.apiValue(t, "caught", nil), `{"caught":{"name":"JsonSchemaError","code":"UNSUPPORTED_SCHEMA","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"name":"Error","isError":true,"message":"defineTool(x): timeoutMs must be a positive finite number"}}`)
+		hosttest.Want(t, e.apiValue(t, "caught", nil), `{"caught":{"name":"JsonSchemaError","code":"UNSUPPORTED_SCHEMA","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"name":"Error","isError":true,"message":"defineTool(x): timeoutMs must be a positive finite number"}}`)
 	})
 }
 
@@ -240,20 +220,20 @@ tools.register({
 `})
 	apiNoDiags(t, e)
 	t.Run("arguments are not validated", func(t *testing.T) {
-		apiWant(t, e.call(t, "raw", args(t, `{"path":5}`)), `{"isError":false,"value":{"got":{"path":5}},"content":[{"type":"text","text":"{\"path\":5}"}]}`)
-		apiWant(t, e.call(t, "raw", args(t, `{}`)), `{"isError":false,"value":{"got":{}},"content":[{"type":"text","text":"{}"}]}`)
+		hosttest.Want(t, e.call(t, "raw", args(t, `{"path":5}`)), `{"isError":false,"value":{"got":{"path":5}},"content":[{"type":"text","text":"{\"path\":5}"}]}`)
+		hosttest.Want(t, e.call(t, "raw", args(t, `{}`)), `{"isError":false,"value":{"got":{}},"content":[{"type":"text","text":"{}"}]}`)
 	})
 	t.Run("the output schema is enforced", func(t *testing.T) {
-		apiWant(t, e.call(t, "raw", args(t, `{"bad":5}`)),
-			apiErr(`tool "raw" returned invalid output: "value" must be an object`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+		hosttest.Want(t, e.call(t, "raw", args(t, `{"bad":5}`)),
+			hosttest.Failure(`tool "raw" returned invalid output: "value" must be an object`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
 	})
 	t.Run("the raw parameters are projected as given", func(t *testing.T) {
 		list, _ := e.svc.Global().Schemas()
-		apiWant(t, apiMarshal(t, list[0].JSON()), `{"name":"raw","description":"a raw definition","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`)
+		hosttest.Want(t, apiMarshal(t, list[0].JSON()), `{"name":"raw","description":"a raw definition","parameters":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`)
 	})
 	t.Run("the disposer removes the tool and is idempotent", func(t *testing.T) {
-		apiWant(t, e.apiValue(t, "raw_dispose", nil), `"function:undefined"`)
-		apiWant(t, e.call(t, "raw", nil), apiErr(`unknown tool "raw"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.apiValue(t, "raw_dispose", nil), `"function:undefined"`)
+		hosttest.Want(t, e.call(t, "raw", nil), hosttest.Failure(`unknown tool "raw"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
 	})
 }
 
@@ -274,32 +254,32 @@ tools.register({ name: "toggle", description: "", parameters: { type: "object" }
 	apiNoDiags(t, e)
 	ctx := context.Background()
 	t.Run("without a tool set a conditional tool is unavailable", func(t *testing.T) {
-		apiWant(t, e.call(t, "cond", nil), apiErr(`unknown tool "cond"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-		apiWant(t, e.call(t, "async_cond", nil), apiErr(`unknown tool "async_cond"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-		apiWant(t, e.call(t, "switch", nil), `{"isError":false,"value":"switch","content":[{"type":"text","text":"switch"}]}`)
+		hosttest.Want(t, e.call(t, "cond", nil), hosttest.Failure(`unknown tool "cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.call(t, "async_cond", nil), hosttest.Failure(`unknown tool "async_cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.call(t, "switch", nil), `{"isError":false,"value":"switch","content":[{"type":"text","text":"switch"}]}`)
 	})
 	t.Run("with a set resolved while the condition holds it runs", func(t *testing.T) {
 		set, err := e.svc.Global().Resolve(ctx, "model-a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		apiWant(t, e.apiRun(t, ctx, engine.Input{Name: "cond", ToolSet: set}), `{"isError":false,"value":"cond","content":[{"type":"text","text":"cond"}]}`)
-		apiWant(t, e.apiRun(t, ctx, engine.Input{Name: "async_cond", ToolSet: set}), `{"isError":false,"value":"async_cond","content":[{"type":"text","text":"async_cond"}]}`)
+		hosttest.Want(t, e.apiRun(t, ctx, engine.Input{Name: "cond", ToolSet: set}), `{"isError":false,"value":"cond","content":[{"type":"text","text":"cond"}]}`)
+		hosttest.Want(t, e.apiRun(t, ctx, engine.Input{Name: "async_cond", ToolSet: set}), `{"isError":false,"value":"async_cond","content":[{"type":"text","text":"async_cond"}]}`)
 		var names []string
 		for _, d := range e.svc.Global().Definitions(set) {
 			names = append(names, d.Name)
 		}
-		apiWant(t, strings.Join(names, ","), "cond,async_cond,switch,toggle")
-		apiWant(t, e.apiValue(t, "toggle", args(t, `{"on":false}`)), `["model-a"]`)
+		hosttest.Want(t, strings.Join(names, ","), "cond,async_cond,switch,toggle")
+		hosttest.Want(t, e.apiValue(t, "toggle", args(t, `{"on":false}`)), `["model-a"]`)
 	})
 	t.Run("with a set resolved while it does not hold it is unknown", func(t *testing.T) {
 		set, err := e.svc.Global().Resolve(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		apiWant(t, e.apiRun(t, ctx, engine.Input{Name: "cond", ToolSet: set}), apiErr(`unknown tool "cond"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-		apiWant(t, e.apiRun(t, ctx, engine.Input{Name: "async_cond", ToolSet: set}), apiErr(`unknown tool "async_cond"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-		apiWant(t, e.apiRun(t, ctx, engine.Input{Name: "switch", ToolSet: set}), `{"isError":false,"value":"switch","content":[{"type":"text","text":"switch"}]}`)
+		hosttest.Want(t, e.apiRun(t, ctx, engine.Input{Name: "cond", ToolSet: set}), hosttest.Failure(`unknown tool "cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.apiRun(t, ctx, engine.Input{Name: "async_cond", ToolSet: set}), hosttest.Failure(`unknown tool "async_cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.apiRun(t, ctx, engine.Input{Name: "switch", ToolSet: set}), `{"isError":false,"value":"switch","content":[{"type":"text","text":"switch"}]}`)
 	})
 }
 
@@ -313,10 +293,10 @@ tools.register({ name: "guarded", description: "", parameters: { type: "object" 
   async execute() { const g = guarded; globalThis.guarded = []; return g; } });
 `})
 	apiNoDiags(t, e)
-	apiWant(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), `{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}]}`)
-	apiWant(t, e.call(t, "echo", args(t, `{"text":"secret"}`)), apiErr("secrets stay home", ""))
-	apiWant(t, e.call(t, "ghost", nil), apiErr(`unknown tool "ghost"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-	apiWant(t, e.apiValue(t, "guarded", nil), `["echo:true","echo:true","ghost:true","guarded:true"]`)
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), `{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}]}`)
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"secret"}`)), hosttest.Failure("secrets stay home", ""))
+	hosttest.Want(t, e.call(t, "ghost", nil), hosttest.Failure(`unknown tool "ghost"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+	hosttest.Want(t, e.apiValue(t, "guarded", nil), `["echo:true","echo:true","ghost:true","guarded:true"]`)
 }
 
 func TestAPIScopes(t *testing.T) {
@@ -348,28 +328,28 @@ tools.register({ name: "views", description: "", parameters: { type: "object" },
 	apiNoDiags(t, e)
 	worker, other := e.agents.Agent("worker"), e.agents.Agent("other")
 	unknown := func(name string) string {
-		return apiErr(`unknown tool "`+name+`"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL"))
+		return hosttest.Failure(`unknown tool "`+name+`"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL"))
 	}
 	ok := func(v string) string {
 		return `{"isError":false,"value":"` + v + `","content":[{"type":"text","text":"` + v + `"}]}`
 	}
 	t.Run("a restricted tool is unknown for that agent only", func(t *testing.T) {
-		apiWant(t, e.callAs(t, worker, "secret", nil), unknown("secret"))
-		apiWant(t, e.callAs(t, nil, "secret", nil), ok("secret for nobody"))
-		apiWant(t, e.callAs(t, other, "secret", nil), ok("secret for other"))
+		hosttest.Want(t, e.callAs(t, worker, "secret", nil), unknown("secret"))
+		hosttest.Want(t, e.callAs(t, nil, "secret", nil), ok("secret for nobody"))
+		hosttest.Want(t, e.callAs(t, other, "secret", nil), ok("secret for other"))
 	})
 	t.Run("a scoped tool is visible only to its agent", func(t *testing.T) {
-		apiWant(t, e.callAs(t, worker, "mine", nil), ok("mine for worker"))
-		apiWant(t, e.callAs(t, nil, "mine", nil), unknown("mine"))
-		apiWant(t, e.callAs(t, other, "mine", nil), unknown("mine"))
+		hosttest.Want(t, e.callAs(t, worker, "mine", nil), ok("mine for worker"))
+		hosttest.Want(t, e.callAs(t, nil, "mine", nil), unknown("mine"))
+		hosttest.Want(t, e.callAs(t, other, "mine", nil), unknown("mine"))
 	})
 	t.Run("a scoped tool shadows the global one for its agent", func(t *testing.T) {
-		apiWant(t, e.callAs(t, worker, "open", nil), ok("open for worker"))
-		apiWant(t, e.callAs(t, other, "open", nil), ok("open for other"))
-		apiWant(t, e.callAs(t, worker, "open", args(t, `{"q":1}`)), apiErr(`invalid arguments: "q" must be a string`, apiInfo("ToolArgsError", "INVALID_ARGS")))
+		hosttest.Want(t, e.callAs(t, worker, "open", nil), ok("open for worker"))
+		hosttest.Want(t, e.callAs(t, other, "open", nil), ok("open for other"))
+		hosttest.Want(t, e.callAs(t, worker, "open", args(t, `{"q":1}`)), hosttest.Failure(`invalid arguments: "q" must be a string`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 	})
 	t.Run("get and schemas are read-only views of each scope", func(t *testing.T) {
-		apiWant(t, e.apiValue(t, "views", nil), `{"global":{"secret":{"name":"secret","description":"a secret tool","parameters":{"type":"object","properties":{"q":{"type":"string"}}}},"frozen":true,"paramsFrozen":true,"keys":["name","description","parameters"],"afterAssign":"secret","mine":"undefined","schemas":["secret","open","views"]},"worker":{"secret":"undefined","mine":{"name":"mine","description":"the worker's own","parameters":{"type":"object","properties":{"q":{"type":"string"}}}},"open":"the worker's open","schemas":["open","views","mine"]},"other":{"schemas":["secret","open","views"]},"missing":"undefined"}`)
+		hosttest.Want(t, e.apiValue(t, "views", nil), `{"global":{"secret":{"name":"secret","description":"a secret tool","parameters":{"type":"object","properties":{"q":{"type":"string"}}}},"frozen":true,"paramsFrozen":true,"keys":["name","description","parameters"],"afterAssign":"secret","mine":"undefined","schemas":["secret","open","views"]},"worker":{"secret":"undefined","mine":{"name":"mine","description":"the worker's own","parameters":{"type":"object","properties":{"q":{"type":"string"}}}},"open":"the worker's open","schemas":["open","views","mine"]},"other":{"schemas":["secret","open","views"]},"missing":"undefined"}`)
 	})
 	t.Run("the Go view agrees", func(t *testing.T) {
 		list, _ := e.svc.Scope(worker).Schemas()
@@ -377,7 +357,7 @@ tools.register({ name: "views", description: "", parameters: { type: "object" },
 		for _, s := range list {
 			names = append(names, s.Name)
 		}
-		apiWant(t, strings.Join(names, ","), "open,views,mine")
+		hosttest.Want(t, strings.Join(names, ","), "open,views,mine")
 	})
 }
 
@@ -441,11 +421,11 @@ func TestAPIExecution(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a top-level call's execution object", func(t *testing.T) {
 		got := e.apiRun(t, ctx, engine.Input{CallID: "call-9", RootCallID: "root-1", Name: "probe", Agent: child, Arguments: args(t, `{"deep":{"k":[1]}}`)})
-		apiWant(t, got, `{"isError":false,"value":{"callId":"call-9","rootCallId":"root-1","name":"probe","arguments":{"deep":{"k":[1]}},"agent":{"id":"child","parent":{"id":"boss"}},"parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed call-9"}]}`)
+		hosttest.Want(t, got, `{"isError":false,"value":{"callId":"call-9","rootCallId":"root-1","name":"probe","arguments":{"deep":{"k":[1]}},"agent":{"id":"child","parent":{"id":"boss"}},"parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed call-9"}]}`)
 	})
 	t.Run("rootCallId defaults to callId and agent is undefined without one", func(t *testing.T) {
 		got := e.apiRun(t, ctx, engine.Input{CallID: "solo", Name: "probe"})
-		apiWant(t, got, `{"isError":false,"value":{"callId":"solo","rootCallId":"solo","name":"probe","arguments":{},"agent":"undefined","parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed solo"}]}`)
+		hosttest.Want(t, got, `{"isError":false,"value":{"callId":"solo","rootCallId":"solo","name":"probe","arguments":{},"agent":"undefined","parent":"undefined","frozen":[true,true],"sameAsArgs":true,"assignArgument":"TypeError","assignNested":"TypeError","assignCallId":"TypeError","assignSignal":"TypeError","addKey":"TypeError","signal":["boolean",false,"function"],"bodyOnly":["function","function"]},"content":[{"type":"text","text":"probed solo"}]}`)
 		e.apiValue(t, "tokens", nil) // forget these parents
 	})
 	t.Run("tools.call makes nested calls with the parent's ids, agent and token", func(t *testing.T) {
@@ -455,15 +435,15 @@ func TestAPIExecution(t *testing.T) {
 		}
 		want := `{"isError":false,"value":{"first":` + nested("outer:call:1", `{"deep":{"a":1}}`) +
 			`,"second":` + nested("outer:call:2", `{}`) +
-			`,"ghost":` + apiErr(`unknown tool "ghost"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")) +
+			`,"ghost":` + hosttest.Failure(`unknown tool "ghost"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")) +
 			`,"outside":"tools.call(name, args, parentExec) needs the execution of the call it is made from","own":true},"content":[{"type":"text","text":"composed"}]}`
-		apiWant(t, got, want)
+		hosttest.Want(t, got, want)
 	})
 	t.Run("exec.parent is the same frozen object for the same parent", func(t *testing.T) {
 		e.apiValue(t, "tokens", nil)
 		e.apiRun(t, ctx, engine.Input{CallID: "a", Name: "composite"})
 		e.apiRun(t, ctx, engine.Input{CallID: "b", Name: "composite"})
-		apiWant(t, e.apiValue(t, "tokens", nil), `{"n":4,"firstTwoSame":true,"frozen":true,"keys":0,"nextCallDiffers":true,"nextTwoSame":true}`)
+		hosttest.Want(t, e.apiValue(t, "tokens", nil), `{"n":4,"firstTwoSame":true,"frozen":true,"keys":0,"nextCallDiffers":true,"nextTwoSame":true}`)
 	})
 }
 
@@ -493,29 +473,29 @@ tools.register({ name: "nexts", description: "", parameters: { type: "object" },
   async execute() { return nexts.splice(0); } });
 `})
 	apiNoDiags(t, e)
-	abd := apiErr("tool call aborted before dispatch", apiInfo("AbortError", "ABORTED_BEFORE_DISPATCH"))
+	abd := hosttest.Failure("tool call aborted before dispatch", hosttest.Info("AbortError", "ABORTED_BEFORE_DISPATCH"))
 	cases := []struct{ text, want string }{
 		{"allow", `{"isError":false,"value":"allow","content":[{"type":"text","text":"allow"}]}`},
 		{"pass", `{"isError":false,"value":"pass","content":[{"type":"text","text":"pass"}]}`},
-		{"deny", apiErr("no echo today", apiInfo("PolicyDenied", "DENIED"))},
-		{"deny-plain", apiErr("plainly not", "")},
-		{"ask", apiErr(`tool "echo" requires approval (not yet supported)`, "")},
-		{"ask-reason", apiErr("needs approval", "")},
+		{"deny", hosttest.Failure("no echo today", hosttest.Info("PolicyDenied", "DENIED"))},
+		{"deny-plain", hosttest.Failure("plainly not", "")},
+		{"ask", hosttest.Failure(`tool "echo" requires approval (not yet supported)`, "")},
+		{"ask-reason", hosttest.Failure("needs approval", "")},
 		{"cancel", abd},
-		{"no-reason", apiErr(`tools/pre-execute listener returned an invalid decision: "deny" needs a reason string`, "")},
-		{"extra-key", apiErr(`tools/pre-execute listener returned an invalid decision: "allow" does not take "reason"`, "")},
-		{"not-object", apiErr(`tools/pre-execute listener returned an invalid decision: a decision must be an object`, "")},
-		{"throw", apiErr("permission hook broke", "")},
-		{"coded", apiErr("coded veto", apiInfo("HarnessError", "DENIED"))},
+		{"no-reason", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: "deny" needs a reason string`, "")},
+		{"extra-key", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: "allow" does not take "reason"`, "")},
+		{"not-object", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: a decision must be an object`, "")},
+		{"throw", hosttest.Failure("permission hook broke", "")},
+		{"coded", hosttest.Failure("coded veto", hosttest.Info("HarnessError", "DENIED"))},
 	}
 	for _, c := range cases {
 		t.Run(c.text, func(t *testing.T) {
-			apiWant(t, e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: c.text})), c.want)
+			hosttest.Want(t, e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: c.text})), c.want)
 		})
 	}
 	t.Run("next() resolves to the default decision", func(t *testing.T) {
 		// the "pass" call's, then the nexts call's own
-		apiWant(t, e.apiValue(t, "nexts", nil), `[{"kind":"allow"},{"kind":"allow"}]`)
+		hosttest.Want(t, e.apiValue(t, "nexts", nil), `[{"kind":"allow"},{"kind":"allow"}]`)
 	})
 }
 
@@ -571,30 +551,30 @@ tools.register({ name: "notes", description: "", parameters: { type: "object" },
 		return e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: text}))
 	}
 	t.Run("a replaced signal that the wrapper aborts aborts the body's signal", func(t *testing.T) {
-		apiWant(t, e.call(t, "waiter", nil), apiErr("tool call aborted", apiInfo("AbortError", "ABORTED")))
-		apiWant(t, e.apiValue(t, "notes", nil), `{"body":{"aborted":true,"reason":"AbortError"},"wrapper":{"restored":true,"fused":true,"mine":true}}`)
+		hosttest.Want(t, e.call(t, "waiter", nil), hosttest.Failure("tool call aborted", hosttest.Info("AbortError", "ABORTED")))
+		hosttest.Want(t, e.apiValue(t, "notes", nil), `{"body":{"aborted":true,"reason":"AbortError"},"wrapper":{"restored":true,"fused":true,"mine":true}}`)
 	})
 	t.Run("an already-aborted replacement signal stops the call before dispatch", func(t *testing.T) {
-		apiWant(t, echo("pre-aborted"), apiErr("tool call aborted before dispatch", apiInfo("AbortError", "ABORTED_BEFORE_DISPATCH")))
+		hosttest.Want(t, echo("pre-aborted"), hosttest.Failure("tool call aborted before dispatch", hosttest.Info("AbortError", "ABORTED_BEFORE_DISPATCH")))
 	})
 	t.Run("returning next()'s result unchanged", func(t *testing.T) {
-		apiWant(t, echo("unchanged"), `{"isError":false,"value":"unchanged","content":[{"type":"text","text":"unchanged"}]}`)
-		apiWant(t, e.apiValue(t, "notes", nil), `{"unchanged":{"frozen":true,"keys":["isError","value","content"]}}`)
+		hosttest.Want(t, echo("unchanged"), `{"isError":false,"value":"unchanged","content":[{"type":"text","text":"unchanged"}]}`)
+		hosttest.Want(t, e.apiValue(t, "notes", nil), `{"unchanged":{"frozen":true,"keys":["isError","value","content"]}}`)
 	})
 	t.Run("a short-circuit success is re-rendered from its value", func(t *testing.T) {
-		apiWant(t, echo("short"), `{"isError":false,"value":"from wrapper","content":[{"type":"text","text":"from wrapper"}]}`)
-		apiWant(t, echo("short-bad"), apiErr(`tool "echo" returned invalid output: "value" must be a string`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+		hosttest.Want(t, echo("short"), `{"isError":false,"value":"from wrapper","content":[{"type":"text","text":"from wrapper"}]}`)
+		hosttest.Want(t, echo("short-bad"), hosttest.Failure(`tool "echo" returned invalid output: "value" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
 	})
 	t.Run("a wrapper failure is kept with its content and meta", func(t *testing.T) {
-		apiWant(t, echo("failure"), `{"isError":true,"error":{"message":"wrapped failure","info":{"name":"HarnessError","code":"WRAPPER_FAILURE"}},"content":[{"type":"text","text":"custom"}],"meta":{"m":1}}`)
+		hosttest.Want(t, echo("failure"), `{"isError":true,"error":{"message":"wrapped failure","info":{"name":"HarnessError","code":"WRAPPER_FAILURE"}},"content":[{"type":"text","text":"custom"}],"meta":{"m":1}}`)
 	})
 	t.Run("a throwing wrapper", func(t *testing.T) {
-		apiWant(t, echo("throw"), apiErr("wrapper broke", ""))
-		apiWant(t, echo("not-result"), apiErr("tools/execute wrapper returned 5, not a result object", ""))
+		hosttest.Want(t, echo("throw"), hosttest.Failure("wrapper broke", ""))
+		hosttest.Want(t, echo("not-result"), hosttest.Failure("tools/execute wrapper returned 5, not a result object", ""))
 	})
 	t.Run("next() resolves to a thrown body as a normalized error", func(t *testing.T) {
-		apiWant(t, e.call(t, "thrower", nil), apiErr("kaboom", apiInfo("HarnessError", "BOOM")))
-		apiWant(t, e.apiValue(t, "notes", nil), `{"thrown":`+apiErr("kaboom", apiInfo("HarnessError", "BOOM"))+`}`)
+		hosttest.Want(t, e.call(t, "thrower", nil), hosttest.Failure("kaboom", hosttest.Info("HarnessError", "BOOM")))
+		hosttest.Want(t, e.apiValue(t, "notes", nil), `{"thrown":`+hosttest.Failure("kaboom", hosttest.Info("HarnessError", "BOOM"))+`}`)
 	})
 }
 
@@ -630,16 +610,16 @@ tools.register({ name: "seen", description: "", parameters: { type: "object" }, 
 		{"plain", `{"isError":false,"value":"plain","content":[{"type":"text","text":"plain"}]}`},
 		{"content", `{"isError":false,"value":"content","content":[{"type":"text","text":"replaced"}]}`},
 		{"value", `{"isError":false,"value":"new value","content":[{"type":"text","text":"new value"}],"additionalContexts":[{"id":"ctx-after","role":"user","content":[{"type":"text","text":"after"}],"source":{"kind":"plugin","plugin":"post.js"}}]}`},
-		{"bad-value", apiErr(`tool "echo" returned invalid output: "value" must be a string`, apiInfo("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
-		{"both", apiErr("tools/post-execute accept decision cannot replace both value and content", "")},
+		{"bad-value", hosttest.Failure(`tool "echo" returned invalid output: "value" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+		{"both", hosttest.Failure("tools/post-execute accept decision cannot replace both value and content", "")},
 		{"block", `{"isError":true,"error":{"message":"blocked by policy\n[reasoning content]"},"content":[{"type":"text","text":"blocked by policy"},{"type":"reasoning","text":"why"}]}`},
 		{"block-empty", `{"isError":true,"error":{"message":"tool result blocked by post-execute policy"},"content":[]}`},
 		{"block-ctx", `{"isError":true,"error":{"message":"no"},"content":[{"type":"text","text":"no"}],"additionalContexts":[{"id":"ctx-blocked","role":"user","content":[{"type":"text","text":"blocked"}],"source":{"kind":"plugin","plugin":"post.js"}}]}`},
-		{"unknown", apiErr(`tools/post-execute listener returned an invalid decision: unknown kind "acept"`, "")},
-		{"throw", apiErr("post hook broke", "")},
+		{"unknown", hosttest.Failure(`tools/post-execute listener returned an invalid decision: unknown kind "acept"`, "")},
+		{"throw", hosttest.Failure("post hook broke", "")},
 	}
 	for _, c := range cases {
-		t.Run(c.text, func(t *testing.T) { apiWant(t, echo(c.text), c.want) })
+		t.Run(c.text, func(t *testing.T) { hosttest.Want(t, echo(c.text), c.want) })
 	}
 	t.Run("post-execute saw each frozen result", func(t *testing.T) {
 		one := func(v string) string { return `{"isError":false,"frozen":true,"value":"` + v + `"}` }
@@ -647,9 +627,9 @@ tools.register({ name: "seen", description: "", parameters: { type: "object" }, 
 		for _, c := range cases {
 			want = append(want, one(c.text))
 		}
-		apiWant(t, e.apiValue(t, "seen", nil), "["+strings.Join(want, ",")+"]")
-		apiWant(t, e.call(t, "ghost", nil), apiErr(`unknown tool "ghost"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
-		apiWant(t, e.apiValue(t, "seen", nil), `[{"isError":true,"frozen":true,"value":null}]`)
+		hosttest.Want(t, e.apiValue(t, "seen", nil), "["+strings.Join(want, ",")+"]")
+		hosttest.Want(t, e.call(t, "ghost", nil), hosttest.Failure(`unknown tool "ghost"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.apiValue(t, "seen", nil), `[{"isError":true,"frozen":true,"value":null}]`)
 	})
 }
 
@@ -678,7 +658,7 @@ tools.register({ name: "changes", description: "", parameters: { type: "object" 
 		cancel()
 		e.apiRun(t, cancelled, engine.Input{CallID: "r4", Name: "echo", Arguments: args(t, `{"text":"x"}`)})
 		e.apiRun(t, ctx, engine.Input{CallID: "r5", Name: "echo", Arguments: dsl.NewObject(dsl.Member{Key: "f", Value: func() {}})})
-		apiWant(t, e.apiValue(t, "results", nil), `["v1 results false  frozen=true,true","r1 echo false hi frozen=true,true","r2 echo true Error: invalid arguments: missing required property \"text\" frozen=true,true","r3 ghost true Error: unknown tool \"ghost\" frozen=true,true","r4 echo true Error: tool call aborted before dispatch frozen=true,true","r5 echo true Error: tool execution arguments must be losslessly JSON-serializable frozen=true,true"]`)
+		hosttest.Want(t, e.apiValue(t, "results", nil), `["v1 results false  frozen=true,true","r1 echo false hi frozen=true,true","r2 echo true Error: invalid arguments: missing required property \"text\" frozen=true,true","r3 ghost true Error: unknown tool \"ghost\" frozen=true,true","r4 echo true Error: tool call aborted before dispatch frozen=true,true","r5 echo true Error: tool execution arguments must be losslessly JSON-serializable frozen=true,true"]`)
 	})
 	t.Run("tools/change sees tools registered and disposed later from Go", func(t *testing.T) {
 		e.apiValue(t, "changes", nil)
@@ -698,7 +678,7 @@ tools.register({ name: "changes", description: "", parameters: { type: "object" 
 		}
 		lift()
 		ws.Dispose()
-		apiWant(t, e.apiValue(t, "changes", nil), `[{"kind":"register","name":"shell"},{"kind":"dispose","name":"shell"},{"kind":"register","agent":"worker","name":"shell"},{"kind":"restrict","agent":"worker"},{"kind":"lift","agent":"worker"},{"kind":"dispose","agent":"worker","name":"shell"}]`)
+		hosttest.Want(t, e.apiValue(t, "changes", nil), `[{"kind":"register","name":"shell"},{"kind":"dispose","name":"shell"},{"kind":"register","agent":"worker","name":"shell"},{"kind":"restrict","agent":"worker"},{"kind":"lift","agent":"worker"},{"kind":"dispose","agent":"worker","name":"shell"}]`)
 	})
 }
 
@@ -716,7 +696,7 @@ tools.register({ name: "order", description: "", parameters: { type: "object" },
   async execute() { return order.splice(0); } });
 `})
 	apiNoDiags(t, e)
-	apiWant(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), `{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}]}`)
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), `{"isError":false,"value":"hi","content":[{"type":"text","text":"hi"}]}`)
 	var want []string
 	for _, stage := range []string{"pre", "execute", "post"} {
 		names := []string{"d", "c", "a", "b", "e"}
@@ -730,7 +710,7 @@ tools.register({ name: "order", description: "", parameters: { type: "object" },
 			want = append(want, `"guard"`)
 		}
 	}
-	apiWant(t, e.apiValue(t, "order", nil), "["+strings.Join(want, ",")+"]")
+	hosttest.Want(t, e.apiValue(t, "order", nil), "["+strings.Join(want, ",")+"]")
 }
 
 func TestAPIDispatchLog(t *testing.T) {
@@ -744,7 +724,7 @@ on("tools/ptc-dispatch-log", async (entry, next) => [{ type: "text", text: "firs
 `})
 	apiNoDiags(t, e)
 	got := e.svc.DispatchLogContent(context.Background(), &engine.DispatchLogEntry{Agent: e.agents.Agent("worker"), SubCallID: "c1:ptc:1", Name: "echo", Content: []engine.Block{engine.Text("hi")}})
-	apiWant(t, apiMarshal(t, engine.ContentJSON(got)), `[{"type":"text","text":"first"},{"type":"text","text":"hi"},{"type":"text","text":"outer c1:ptc:1 echo false true {\"id\":\"worker\"}"}]`)
+	hosttest.Want(t, apiMarshal(t, engine.ContentJSON(got)), `[{"type":"text","text":"first"},{"type":"text","text":"hi"},{"type":"text","text":"outer c1:ptc:1 echo false true {\"id\":\"worker\"}"}]`)
 }
 
 func TestAPIDeferContextAndConcludeTurn(t *testing.T) {
@@ -768,13 +748,13 @@ tools.register(defineTool({
 	call := func(mode string) string {
 		return apiIDs(e.call(t, "ctx", dsl.NewObject(dsl.Member{Key: "mode", Value: mode})))
 	}
-	apiWant(t, call("one"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`]}`)
-	apiWant(t, call("full"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`,{"id":"m-2","role":"user","content":[{"type":"text","text":"second"}],"source":{"kind":"user"}}]}`)
-	apiWant(t, call("conclude"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`],"concludesTurn":true}`)
+	hosttest.Want(t, call("one"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`]}`)
+	hosttest.Want(t, call("full"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`,{"id":"m-2","role":"user","content":[{"type":"text","text":"second"}],"source":{"kind":"user"}}]}`)
+	hosttest.Want(t, call("conclude"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`],"concludesTurn":true}`)
 	t.Run("contexts survive a throwing body, conclusion does not", func(t *testing.T) {
 		want := `{"isError":true,"error":{"message":"after deferring"},"content":[{"type":"text","text":"Error: after deferring"}],"additionalContexts":[` + first + `]}`
-		apiWant(t, call("throw"), want)
-		apiWant(t, call("conclude-throw"), want)
+		hosttest.Want(t, call("throw"), want)
+		hosttest.Want(t, call("conclude-throw"), want)
 	})
 	t.Run("a bad message throws in the body", func(t *testing.T) {
 		got := call("bad")
@@ -843,8 +823,8 @@ tools.register(defineTool({
 }));
 `})
 	apiNoDiags(t, e)
-	apiWant(t, e.apiValue(t, "signals", nil), `{"before":[false,true],"after":[true,"why",["onabort:abort","listener:true"]],"threw":"why","defaultReason":[true,"AbortError","This operation was aborted"],"staticAbort":[true,"AbortError"],"timeoutBefore":false,"timeoutAfter":[true,"TimeoutError","The operation timed out."],"ctor":"TypeError","execSignal":[true,false,true]}`)
-	apiWant(t, e.apiValue(t, "timers", nil), `["a","b!","after await","microtask"]`)
+	hosttest.Want(t, e.apiValue(t, "signals", nil), `{"before":[false,true],"after":[true,"why",["onabort:abort","listener:true"]],"threw":"why","defaultReason":[true,"AbortError","This operation was aborted"],"staticAbort":[true,"AbortError"],"timeoutBefore":false,"timeoutAfter":[true,"TimeoutError","The operation timed out."],"ctor":"TypeError","execSignal":[true,false,true]}`)
+	hosttest.Want(t, e.apiValue(t, "timers", nil), `["a","b!","after await","microtask"]`)
 }
 
 // apiLogs is an io.Writer for a slog JSON handler, safe for concurrent use.
@@ -898,7 +878,7 @@ tools.register(defineTool({
 }));
 `}, func(h *js.Host, _ *engine.Service) { h.Logger = logs.logger() })
 	apiNoDiags(t, e)
-	apiWant(t, e.apiValue(t, "talk", nil), `"said"`)
+	hosttest.Want(t, e.apiValue(t, "talk", nil), `"said"`)
 	want := []string{
 		`{"level":"INFO","msg":"loading","plugin":"logs.js","n":1}`,
 		`{"level":"INFO","msg":"hello 42 {\"a\":1} undefined","plugin":"logs.js"}`,
@@ -910,7 +890,7 @@ tools.register(defineTool({
 		`{"level":"WARN","msg":"careful","plugin":"logs.js","k":"v","nested":{"x":[1]}}`,
 		`{"level":"ERROR","msg":"bad","plugin":"logs.js","code":7}`,
 	}
-	apiWant(t, logs.String(), strings.Join(want, "\n")+"\n")
+	hosttest.Want(t, logs.String(), strings.Join(want, "\n")+"\n")
 }
 
 func TestAPIModules(t *testing.T) {
@@ -961,8 +941,8 @@ dsh.tools.register(dsh.defineTool({
 	}
 	e := load(t, files)
 	t.Run("modules under lib and helpers work for import and require", func(t *testing.T) {
-		apiWant(t, e.apiValue(t, "imp", args(t, `{"text":"hi"}`)), `{"shout":"HI!","wrap":"[HI!]","dflt":"util default","counter":1,"same":true}`)
-		apiWant(t, e.apiValue(t, "req", nil), `{"shout":"REQ!","cached":true,"counter":1,"dflt":"util default"}`)
+		hosttest.Want(t, e.apiValue(t, "imp", args(t, `{"text":"hi"}`)), `{"shout":"HI!","wrap":"[HI!]","dflt":"util default","counter":1,"same":true}`)
+		hosttest.Want(t, e.apiValue(t, "req", nil), `{"shout":"REQ!","cached":true,"counter":1,"dflt":"util default"}`)
 	})
 	t.Run("lib files, _files and .d.ts are not plugins", func(t *testing.T) {
 		if e.svc.Global().Get("side_tool") != nil {
@@ -973,7 +953,7 @@ dsh.tools.register(dsh.defineTool({
 			rels = append(rels, l.Source.Rel)
 		}
 		// helpers/ is an ordinary folder: its files are plugins too.
-		apiWant(t, strings.Join(rels, ","), "helpers/fmt.js,imp.ts,req.js")
+		hosttest.Want(t, strings.Join(rels, ","), "helpers/fmt.js,imp.ts,req.js")
 	})
 	t.Run("imports that leave the scripts directory are refused with a diagnostic", func(t *testing.T) {
 		want := []string{
@@ -984,7 +964,7 @@ dsh.tools.register(dsh.defineTool({
 			`bad/host.js:1:1: cannot import "dsh/nope": no such host module`,
 			`bad/missing.js:1:1: cannot resolve "./nope" from "bad/missing.js": no such module (tried ./nope, ./nope.ts, ./nope.js, ./nope.mjs, ./nope/index.ts, ./nope/index.js, ./nope/index.mjs)`,
 		}
-		apiWant(t, strings.Join(e.diagnostics(), "\n"), strings.Join(want, "\n"))
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), strings.Join(want, "\n"))
 	})
 }
 
@@ -1020,11 +1000,11 @@ tools.register({ name: "unlate", description: "", parameters: { type: "object" }
   async execute() { disposeLate(); return tools.get("late") === undefined; } });
 `})
 	apiNoDiags(t, e)
-	apiWant(t, e.apiValue(t, "refusals", nil), `{"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","timeout":"tool \"x\" timeoutMs must be a positive finite number","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","late":true}`)
+	hosttest.Want(t, e.apiValue(t, "refusals", nil), `{"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","timeout":"tool \"x\" timeoutMs must be a positive finite number","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","late":true}`)
 	t.Run("a registration made by a body takes effect at once", func(t *testing.T) {
-		apiWant(t, e.call(t, "late", nil), `{"isError":false,"value":"x","content":[{"type":"text","text":"x"}]}`)
-		apiWant(t, e.apiValue(t, "unlate", nil), `true`)
-		apiWant(t, e.call(t, "late", nil), apiErr(`unknown tool "late"`, apiInfo("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.call(t, "late", nil), `{"isError":false,"value":"x","content":[{"type":"text","text":"x"}]}`)
+		hosttest.Want(t, e.apiValue(t, "unlate", nil), `true`)
+		hosttest.Want(t, e.call(t, "late", nil), hosttest.Failure(`unknown tool "late"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
 	})
 }
 
@@ -1073,9 +1053,9 @@ tools.register({ name: "child", description: "", parameters: { type: "object" },
 	case <-time.After(5 * time.Second):
 		t.Fatal("the parent did not settle")
 	}
-	aborted := apiErr("tool call aborted", apiInfo("AbortError", "ABORTED"))
-	apiWant(t, got, aborted)
-	apiWant(t, e.apiValue(t, "child", nil), aborted)
+	aborted := hosttest.Failure("tool call aborted", hosttest.Info("AbortError", "ABORTED"))
+	hosttest.Want(t, got, aborted)
+	hosttest.Want(t, e.apiValue(t, "child", nil), aborted)
 }
 
 func TestAPIScopedPolicy(t *testing.T) {
@@ -1101,15 +1081,15 @@ tools.register({ name: "heard", description: "", parameters: { type: "object" },
 	ok := func(v string) string {
 		return `{"isError":false,"value":"` + v + `","content":[{"type":"text","text":"` + v + `"}]}`
 	}
-	apiWant(t, echo(worker, "veto"), apiErr("scoped veto", ""))
-	apiWant(t, echo(child, "veto"), apiErr("scoped veto", ""))
-	apiWant(t, echo(other, "veto"), ok("veto"))
-	apiWant(t, echo(nil, "veto"), ok("veto"))
-	apiWant(t, echo(worker, "guarded"), apiErr("terminal policy", ""))
-	apiWant(t, echo(child, "guarded"), apiErr("terminal policy", ""))
-	apiWant(t, echo(other, "guarded"), ok("guarded"))
-	apiWant(t, echo(worker, "fine"), ok("fine"))
-	apiWant(t, e.apiValue(t, "heard", nil), `["worker:veto","child:veto","worker:fine"]`)
+	hosttest.Want(t, echo(worker, "veto"), hosttest.Failure("scoped veto", ""))
+	hosttest.Want(t, echo(child, "veto"), hosttest.Failure("scoped veto", ""))
+	hosttest.Want(t, echo(other, "veto"), ok("veto"))
+	hosttest.Want(t, echo(nil, "veto"), ok("veto"))
+	hosttest.Want(t, echo(worker, "guarded"), hosttest.Failure("terminal policy", ""))
+	hosttest.Want(t, echo(child, "guarded"), hosttest.Failure("terminal policy", ""))
+	hosttest.Want(t, echo(other, "guarded"), ok("guarded"))
+	hosttest.Want(t, echo(worker, "fine"), ok("fine"))
+	hosttest.Want(t, e.apiValue(t, "heard", nil), `["worker:veto","child:veto","worker:fine"]`)
 }
 
 func TestAPIPresenters(t *testing.T) {
@@ -1163,7 +1143,7 @@ tools.register({ name: "kept", description: "", parameters: { type: "object" }, 
 	apiNoDiags(t, e)
 	e.apiRun(t, context.Background(), engine.Input{CallID: "a1", Name: "echo", Arguments: args(t, `{"text":"hi"}`)})
 	got := e.apiValue(t, "kept", nil)
-	apiWant(t, got, `[["a1",{"text":"hi"},true,true,true],["v1",{},true,true,true]]`)
+	hosttest.Want(t, got, `[["a1",{"text":"hi"},true,true,true],["v1",{},true,true,true]]`)
 }
 
 func TestAPIASettledExecutionsSignalIsGone(t *testing.T) {
@@ -1176,5 +1156,5 @@ tools.register({ name: "late", description: "", parameters: { type: "object" }, 
 `})
 	apiNoDiags(t, e)
 	e.apiRun(t, context.Background(), engine.Input{CallID: "a1", Name: "echo", Arguments: args(t, `{"text":"hi"}`)})
-	apiWant(t, e.apiValue(t, "late", nil), `"this execution object is no longer live (its call has settled)"`)
+	hosttest.Want(t, e.apiValue(t, "late", nil), `"this execution object is no longer live (its call has settled)"`)
 }

@@ -1,11 +1,11 @@
 package js_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
 
 const greetJS = `const { defineTool, tools } = require("dsh");
@@ -21,22 +21,10 @@ tools.register(defineTool({
 }));
 `
 
-func benchGreet(b *testing.B, files map[string]string) {
-	e := load(b, files)
-	if len(e.diags) > 0 {
-		b.Fatal(e.diagnostics())
-	}
-	in := engine.Input{CallID: "c1", Name: "greet", Arguments: dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"})}
-	ctx := context.Background()
-	if r := e.svc.Call(ctx, in); r.IsError {
-		b.Fatal(r.Error.Message)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if r := e.svc.Call(ctx, in); r.IsError {
-			b.Fatal(r.Error.Message)
-		}
-	}
+// benchGreet measures greet("Ada") on files loaded by the JS host.
+func benchGreet(b *testing.B, cfg hosttest.Config, files map[string]string) {
+	hosttest.Load(b, hosttest.JS, cfg, files).Bench(b,
+		engine.Input{CallID: "c1", Name: "greet", Arguments: dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"})})
 }
 
 func greetPlugin(body string) string {
@@ -54,17 +42,17 @@ func replace(s, old, new string) string {
 
 // BenchmarkJSGreet is the greet tool written in JS, through the full pipeline.
 func BenchmarkJSGreet(b *testing.B) {
-	benchGreet(b, map[string]string{"greet.js": greetPlugin(`execute(args) { return { greeting: "Hello, " + args.name + "!" }; },`)})
+	benchGreet(b, hosttest.Config{}, map[string]string{"greet.js": greetPlugin(`execute(args) { return { greeting: "Hello, " + args.name + "!" }; },`)})
 }
 
 // BenchmarkJSGreetAsync is the same with an async body.
 func BenchmarkJSGreetAsync(b *testing.B) {
-	benchGreet(b, map[string]string{"greet.js": greetPlugin(`async execute(args) { return { greeting: "Hello, " + args.name + "!" }; },`)})
+	benchGreet(b, hosttest.Config{}, map[string]string{"greet.js": greetPlugin(`async execute(args) { return { greeting: "Hello, " + args.name + "!" }; },`)})
 }
 
 // BenchmarkJSGreetPreListener adds a pass-through JS pre-execute listener.
 func BenchmarkJSGreetPreListener(b *testing.B) {
-	benchGreet(b, map[string]string{
+	benchGreet(b, hosttest.Config{}, map[string]string{
 		"greet.js":  greetPlugin(`execute(args) { return { greeting: "Hello, " + args.name + "!" }; },`),
 		"policy.js": `require("dsh").on("tools/pre-execute", (exec, next) => next());`,
 	})

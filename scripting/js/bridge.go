@@ -13,6 +13,8 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/internal/hostpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
@@ -35,8 +37,8 @@ type callState struct {
 // renderTimeout is the deadline of a body's prerender (see prerender), what
 // it made so far, and whether it got to presentationMeta.
 type renderTimeout struct {
-	render, meta *errTimedOut                // the deadline's error for each
-	cur          atomic.Pointer[errTimedOut] // the one running
+	render, meta *hostapi.TimedOut                // the deadline's error for each
+	cur          atomic.Pointer[hostapi.TimedOut] // the one running
 	pre          *engine.Prerendered
 }
 
@@ -45,17 +47,6 @@ func (st *callState) done() {
 		f()
 	}
 	st.release = nil
-}
-
-// errTimedOut reports a script call cut by its own deadline.
-type errTimedOut struct {
-	what string
-	d    time.Duration
-}
-
-func (e *errTimedOut) Error() string {
-	ms, _ := dsl.Marshal(float64(e.d) / float64(time.Millisecond))
-	return fmt.Sprintf("%s timed out after %sms", e.what, ms)
 }
 
 // invoke runs a script callback of the plugin on its current instance.
@@ -149,7 +140,7 @@ func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseF
 	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
 		began.Store(true)
 		if timeout > 0 {
-			deadline.Store(time.AfterFunc(timeout, func() { cancel(&errTimedOut{what: what, d: timeout}) }))
+			deadline.Store(time.AfterFunc(timeout, func() { cancel(&hostapi.TimedOut{What: what, D: timeout}) }))
 		}
 		st.caller, st.cancel = caller, cancel
 		return run(inst, vm, st)
@@ -164,7 +155,7 @@ func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseF
 		return nil, began.Load(), mle
 	}
 	if errors.Is(err, eventloop.ErrInterrupted) {
-		var to *errTimedOut
+		var to *hostapi.TimedOut
 		if cause := context.Cause(ctx); errors.As(cause, &to) {
 			return nil, began.Load(), to
 		}
@@ -191,29 +182,16 @@ func (i *instance) thrown(vm *goja.Runtime, err error) error {
 	return errors.New(je.Message)
 }
 
-// key records a callback object under the next effect key.
-//
-// Effects of the top level get keys in order (0, 1, …), the same on every
-// instance, which replays the top level. Effects made later, from a call
-// (a registration inside a body), get a key unique in the pool and are
-// pinned to the instance that made them: the others do not have them.
+// key records a callback object under the next effect key (see hostapi.Key).
 func (i *instance) key(cb *goja.Object) int {
-	if i.topDone {
-		k := i.pool.pin(i)
-		i.callbacks[k] = cb
-		return k
-	}
-	k := i.seq
-	i.seq++
-	i.callbacks[k] = cb
-	return k
+	return hostapi.Key(i.callbacks, &i.seq, i.topDone, func() int { return i.pool.pin(i) }, cb)
 }
 
 // callback returns the function property name of the object stored at key.
 func (i *instance) callback(key int, name string) (goja.Callable, *goja.Object, error) {
 	obj := i.callbacks[key]
 	if obj == nil {
-		return nil, nil, errors.New("the script callback is gone (it was registered by an instance that was replaced)")
+		return nil, nil, hostpool.ErrGone
 	}
 	if name == "" {
 		fn, ok := goja.AssertFunction(obj)

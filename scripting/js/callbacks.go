@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // bindDefinition fills def's callbacks with calls into the plugin: each one
@@ -49,19 +50,14 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			g, err := toGo(vm, v, "value")
 			if err != nil {
-				// The pipeline reports it as the tool's invalid output.
-				i.pool.log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", name, err))
-				if errors.Is(err, dsl.ErrLimit) {
-					return engine.SnapshotFailure{Err: err}, nil
-				}
-				return nonLossless{}, nil
+				return hostapi.BodyValue(i.pool.log, name, err), nil
 			}
 			if out == nil || !out.Valid(g) {
 				return g, nil
 			}
 			return i.prerender(vm, state.Load(), key, name, args, g)
 		})
-		var to *errTimedOut
+		var to *hostapi.TimedOut
 		if rt := stateRendering(state.Load()); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
 			// The body finished; its render or presentationMeta did not,
 			// reported as if called apart.
@@ -125,11 +121,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 					}
 					return engine.CallViewFromJSON(g)
 				})
-			if err != nil {
-				pl.log.Warn(fmt.Sprintf("tool %q presentCall failed: %v", name, err))
-				return nil
-			}
-			return v.(*engine.CallView)
+			return hostapi.View[engine.CallView](pl.log, name, "presentCall", v, err)
 		}
 	}
 	if has("presentResult") {
@@ -137,10 +129,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if !valid(args) {
 				return nil
 			}
-			summary := dsl.NewObject(dsl.Member{Key: "content", Value: engine.ContentJSON(r.Content)}, dsl.Member{Key: "isError", Value: r.IsError})
-			if r.HasMeta {
-				summary.Set("meta", r.Meta)
-			}
+			summary := hostapi.SummaryJSON(r)
 			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 					if noView(v) {
@@ -152,11 +141,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 					}
 					return engine.ResultViewFromJSON(g)
 				})
-			if err != nil {
-				pl.log.Warn(fmt.Sprintf("tool %q presentResult failed: %v", name, err))
-				return nil
-			}
-			return v.(*engine.ResultView)
+			return hostapi.View[engine.ResultView](pl.log, name, "presentResult", v, err)
 		}
 	}
 	for _, prop := range []string{"finalizeContent", "projectContent"} {
@@ -288,8 +273,8 @@ func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name stri
 	lt := i.pool.host.listenerTimeout()
 	pre := &engine.Prerendered{Value: value}
 	rt := &renderTimeout{pre: pre,
-		render: &errTimedOut{what: fmt.Sprintf("tool %q output.render", name), d: lt},
-		meta:   &errTimedOut{what: fmt.Sprintf("tool %q output.presentationMeta", name), d: lt}}
+		render: &hostapi.TimedOut{What: fmt.Sprintf("tool %q output.render", name), D: lt},
+		meta:   &hostapi.TimedOut{What: fmt.Sprintf("tool %q output.presentationMeta", name), D: lt}}
 	rt.cur.Store(rt.render)
 	if lt > 0 && st != nil && st.cancel != nil {
 		st.rendering.Store(rt)

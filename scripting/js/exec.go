@@ -3,13 +3,13 @@ package js
 import (
 	"context"
 	"errors"
-	"runtime"
 	"weak"
 
 	"github.com/dop251/goja"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // liveExec is an execution object a script holds while its call runs.
@@ -48,15 +48,7 @@ func (i *instance) lazyArgs(o *goja.Object, snapshot any) {
 	if i.args == nil {
 		i.args = map[weak.Pointer[goja.Object]]*argsEntry{}
 	}
-	if len(i.args) >= 2*i.argsSwept+64 {
-		for k := range i.args {
-			if k.Value() == nil {
-				delete(i.args, k)
-			}
-		}
-		i.argsSwept = len(i.args)
-	}
-	i.args[weak.Make(o)] = &argsEntry{snapshot: snapshot}
+	hostapi.SetWeak(i.args, &i.argsSwept, o, &argsEntry{snapshot: snapshot})
 }
 
 func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
@@ -219,46 +211,19 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 }
 
 func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
-	var build func(a *engine.Agent) any
-	build = func(a *engine.Agent) any {
-		if a == nil {
-			return nil
-		}
-		o := dsl.NewObject(dsl.Member{Key: "id", Value: a.ID()})
-		if a.Parent() != nil {
-			o.Set("parent", build(a.Parent()))
-		}
-		return o
-	}
-	v, _ := toJS(vm, build(a))
+	v, _ := toJS(vm, hostapi.AgentJSON(a))
 	return v
 }
 
 // tokenObject is the opaque frozen object standing for an execution token:
 // the same object every time the same token reaches the instance.
-//
-// Entries are keyed weakly: once the engine drops a token (its call is long
-// settled), a cleanup forgets its object, so the map does not grow with every
-// call ever made.
+// The objects are forgotten with their tokens (see hostapi.Tokens).
 func (i *instance) tokenObject(vm *goja.Runtime, t *engine.Token) *goja.Object {
-	key := weak.Make(t)
-	i.tokensMu.Lock()
-	o, ok := i.tokens[key]
-	i.tokensMu.Unlock()
-	if ok {
+	return i.tokens.Get(t, func() *goja.Object {
+		o := vm.NewObject()
+		i.seal(o)
 		return o
-	}
-	o = vm.NewObject()
-	i.seal(o)
-	i.tokensMu.Lock()
-	i.tokens[key] = o
-	i.tokensMu.Unlock()
-	runtime.AddCleanup(t, func(k weak.Pointer[engine.Token]) {
-		i.tokensMu.Lock()
-		delete(i.tokens, k)
-		i.tokensMu.Unlock()
-	}, key)
-	return o
+	})
 }
 
 // messageFrom reads a context message a script defers: {content, source?}
@@ -272,23 +237,7 @@ func (i *instance) messageFrom(vm *goja.Runtime, v goja.Value) (engine.Message, 
 	if !ok {
 		return engine.Message{}, errors.New("deferContext(message) needs a message object")
 	}
-	if _, hasID := o.Get("id"); hasID {
-		m, err := engine.MessageFromJSON(o)
-		if err == nil && m.Role != "user" {
-			err = errors.New("a deferred context message must have the user role")
-		}
-		return m, err
-	}
-	c, _ := o.Get("content")
-	content, err := engine.ContentFromJSON(c)
-	if err != nil {
-		return engine.Message{}, err
-	}
-	source, ok := o.Get("source")
-	if !ok {
-		source = dsl.NewObject(dsl.Member{Key: "kind", Value: "plugin"}, dsl.Member{Key: "plugin", Value: i.pool.src.Rel})
-	}
-	return engine.NewUserMessage(content, source), nil
+	return hostapi.DeferredMessage(o, i.pool.src.Rel)
 }
 
 // resultJS converts a result for a script, remembering which engine result

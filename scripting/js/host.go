@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/internal/hostpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
@@ -24,8 +25,8 @@ import (
 
 // Defaults of the host's deadlines.
 const (
-	DefaultListenerTimeout = 5 * time.Second
-	DefaultGrace           = 100 * time.Millisecond
+	DefaultListenerTimeout = hostapi.DefaultListenerTimeout
+	DefaultGrace           = hostapi.DefaultGrace
 )
 
 //go:embed prelude.js
@@ -57,26 +58,11 @@ type Host struct {
 // Extensions returns .js, .mjs and .ts.
 func (h *Host) Extensions() []string { return []string{".js", ".mjs", ".ts"} }
 
-func (h *Host) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
+func (h *Host) logger() *slog.Logger { return hostapi.Logger(h.Logger) }
 
-func (h *Host) listenerTimeout() time.Duration {
-	if h.ListenerTimeout > 0 {
-		return h.ListenerTimeout
-	}
-	return DefaultListenerTimeout
-}
+func (h *Host) listenerTimeout() time.Duration { return hostapi.ListenerTimeout(h.ListenerTimeout) }
 
-func (h *Host) grace() time.Duration {
-	if h.Grace > 0 {
-		return h.Grace
-	}
-	return DefaultGrace
-}
+func (h *Host) grace() time.Duration { return hostapi.Grace(h.Grace) }
 
 // Load evaluates a plugin's top level in a fresh instance; its effects go to
 // p, which the loader commits. A plugin that exports `instances = N` (or
@@ -99,20 +85,15 @@ func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 		CloseWait: h.grace(),
 		Logger:    pl.log,
 	})
-	first, err := pl.newInstance(ctx, false)
-	if err != nil {
-		pl.instances.Close()
+	first := func(ctx context.Context) (*instance, error) { return pl.newInstance(ctx, false) }
+	if err := hostapi.Fill(ctx, p, src.Rel, pl.instances, first, func(i *instance) int { return i.wantInstances }); err != nil {
 		return nil, err
 	}
-	if err := pl.instances.Fill(ctx, first, first.wantInstances); err != nil {
-		return nil, &scripting.Diagnostic{File: src.Rel, Message: err.Error(), Err: err}
-	}
-	p.OnClose(pl.instances.Close)
 	return pl, nil
 }
 
 // MaxInstances bounds a plugin's instances.
-const MaxInstances = 64
+const MaxInstances = hostapi.MaxInstances
 
 // pool is a plugin's instances (see package hostpool): calls go to the
 // least busy one, and an interrupted instance is replaced by a fresh one that
@@ -125,9 +106,6 @@ type pool struct {
 	log       *slog.Logger
 	instances *hostpool.Pool[*instance]
 }
-
-// firstDynamicKey is where the keys of effects made after the top level start.
-const firstDynamicKey = hostpool.FirstDynamicKey
 
 // pin returns a new dynamic key served by inst only.
 func (pl *pool) pin(inst *instance) int { return pl.instances.Pin(inst) }
@@ -144,7 +122,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		return nil, fmt.Errorf("dsh prelude: %w", err)
 	}
 	inst := &instance{pool: pl, replay: replay, callbacks: map[int]*goja.Object{}, modules: map[string]*goja.Object{},
-		tokens: map[weak.Pointer[engine.Token]]*goja.Object{}, defined: map[weak.Pointer[goja.Object]]*defined{}}
+		defined: map[weak.Pointer[goja.Object]]*defined{}}
 	inst.loop, err = eventloop.New(eventloop.Options{
 		Grace: pl.host.grace(),
 		Setup: func(vm *goja.Runtime) error {
@@ -194,8 +172,7 @@ type instance struct {
 	seq       int          // effects made so far, in order; their key
 	callbacks map[int]*goja.Object
 	modules   map[string]*goja.Object // module cache by resolved path
-	tokensMu  sync.Mutex              // the cleanups of dropped tokens run on other goroutines
-	tokens    map[weak.Pointer[engine.Token]]*goja.Object
+	tokens    hostapi.Tokens[*goja.Object]
 	defined   map[weak.Pointer[goja.Object]]*defined   // defineTool results, forgotten with them (loop-owned)
 	swept     int                                      // len(defined) after its last sweep
 	settled   map[string]goja.Value                    // plainSettled's promises (loop-owned)
@@ -252,13 +229,7 @@ func (i *instance) readInstances(vm *goja.Runtime, exports goja.Value) error {
 	return nil
 }
 
-func instanceCount(v goja.Value) (int, error) {
-	f, ok := number(v)
-	if !ok || f != float64(int(f)) || f < 1 || f > MaxInstances {
-		return 0, fmt.Errorf("instances must be an integer from 1 to %d", MaxInstances)
-	}
-	return int(f), nil
-}
+func instanceCount(v goja.Value) (int, error) { return hostapi.InstanceCount(number(v)) }
 
 // runModule runs one CommonJS module (the plugin or a module it requires).
 func (i *instance) runModule(vm *goja.Runtime, rel string, out *tsbuild.Output) (goja.Value, error) {

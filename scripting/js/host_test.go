@@ -2,7 +2,6 @@ package js_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 )
 
@@ -33,40 +33,20 @@ type env struct {
 
 func load(t testing.TB, files map[string]string, opts ...func(*js.Host, *engine.Service)) *env {
 	t.Helper()
-	root := t.TempDir()
-	for rel, text := range files {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return loadDir(t, root, opts...)
+	return loadDir(t, hosttest.WriteFiles(t, files), opts...)
 }
 
+// loadDir loads root with a JS host as hosttest.Load does; opts tune the
+// host and the service before loading.
 func loadDir(t testing.TB, root string, opts ...func(*js.Host, *engine.Service)) *env {
 	t.Helper()
-	svc := engine.New()
-	svc.Global().OnExecute(engine.TimeoutPolicy())
 	host := &js.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond}
-	for _, o := range opts {
-		o(host, svc)
-	}
-	agents := scripting.NewAgents()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: agents.Agent, LoadTimeout: 2 * time.Second}
-	loaded, diags, err := l.LoadDir(context.Background(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{svc: svc, loaded: loaded, diags: diags, agents: agents, scripts: root}
-	t.Cleanup(func() {
-		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
+	e := hosttest.LoadDir(t, host, hosttest.Config{}, root, func(svc *engine.Service) {
+		for _, o := range opts {
+			o(host, svc)
 		}
 	})
-	return e
+	return &env{svc: e.Service, loaded: e.Loaded, diags: e.Diags, agents: e.Agents, scripts: e.Root}
 }
 
 func (e *env) call(t *testing.T, name string, args any) string {

@@ -1,17 +1,13 @@
 package js_test
 
 import (
-	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
-	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
 )
 
@@ -181,34 +177,8 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func TestATopLevelInAnEndlessLoopIsInterruptedAtTheLoadDeadline(t *testing.T) {
-	root := t.TempDir()
-	for name, src := range map[string]string{
-		"spin.js": "try { while (true) {} } catch (e) {}\n",
-		"ok.js":   tool("ok", `{type: "string"}`, `return "ok"`),
-	} {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	svc := engine.New()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{&js.Host{Grace: 10 * time.Millisecond}}, LoadTimeout: 50 * time.Millisecond}
-	start := time.Now()
-	loaded, diags, err := l.LoadDir(context.Background(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = scripting.DisposeAll(context.Background(), loaded) })
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("loading took %v", time.Since(start))
-	}
-	if len(diags) != 1 || diags[0].Error() != "spin.js: the top level did not finish within the load deadline" {
-		t.Errorf("diagnostics %v", diags)
-	}
-	if len(loaded) != 1 || svc.Global().Get("ok") == nil {
-		t.Error("the good plugin did not load")
-	}
-}
+// A top level in an endless loop is interrupted at the load deadline: see
+// scripting/internal/hosttest, which runs it for both hosts.
 
 func TestARendererThatHangs(t *testing.T) {
 	t.Run("a renderer in an endless loop fails the call as render's timeout and the next call gets a fresh instance", func(t *testing.T) {

@@ -31,12 +31,7 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 	pl := i.pool
 	d, err := hostapi.On(pl.plugin, pl.adapters(), i.replay, i.site(vm), agent, event, key, opts...)
 	if errors.Is(err, hostapi.ErrUnknownEvent) {
-		if key < firstDynamicKey {
-			i.seq-- // not an effect
-		} else {
-			pl.unpin(key)
-		}
-		delete(i.callbacks, key)
+		hostapi.Unkey(i.callbacks, &i.seq, key, pl.unpin)
 		throw(vm, err)
 	}
 	if err != nil {
@@ -180,7 +175,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			}
 			g, err := toGo(vm, v, "result")
 			if err != nil {
-				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
+				return nil, hostapi.InvalidResult(err)
 			}
 			return scripting.ReadResult(g)
 		})
@@ -251,14 +246,7 @@ func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 			if err != nil {
 				return nil, err
 			}
-			o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(c.Kind)})
-			if c.Agent != nil {
-				o.Set("agent", c.Agent.ID())
-			}
-			if c.Name != "" {
-				o.Set("name", c.Name)
-			}
-			v, err := toJS(vm, o)
+			v, err := toJS(vm, hostapi.ChangeJSON(c))
 			if err != nil {
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
@@ -124,17 +125,7 @@ func (i *instance) logObject(vm *goja.Runtime) *goja.Object {
 }
 
 func (i *instance) logLine(level, msg string, fields []any) {
-	l := i.pool.log
-	switch level {
-	case "debug":
-		l.Debug(msg, fields...)
-	case "warn":
-		l.Warn(msg, fields...)
-	case "error":
-		l.Error(msg, fields...)
-	default:
-		l.Info(msg, fields...)
-	}
+	hostapi.Log(i.pool.log, level, msg, fields)
 }
 
 // throw raises err in the script as an Error; coded errors carry name and code.
@@ -195,14 +186,7 @@ func (i *instance) effectDisposer(vm *goja.Runtime, d engine.Disposer, keys ...i
 }
 
 // forget drops the dynamic keys' callbacks and pins.
-func (i *instance) forget(keys ...int) {
-	for _, k := range keys {
-		if k >= firstDynamicKey {
-			delete(i.callbacks, k)
-			i.pool.unpin(k)
-		}
-	}
-}
+func (i *instance) forget(keys ...int) { hostapi.Forget(i.callbacks, i.pool.unpin, keys...) }
 
 // toolsObject builds `tools` (agent nil) or the view tools.scope(id) returns.
 func (i *instance) toolsObject(vm *goja.Runtime, agent *engine.Agent) *goja.Object {
@@ -237,15 +221,7 @@ type defined struct {
 // def, without keeping def alive: entries of collected objects are swept as
 // the map grows.
 func (i *instance) setDefined(def *goja.Object, d *defined) {
-	if len(i.defined) >= 2*i.swept+64 {
-		for k := range i.defined {
-			if k.Value() == nil {
-				delete(i.defined, k)
-			}
-		}
-		i.swept = len(i.defined)
-	}
-	i.defined[weak.Make(def)] = d
+	hostapi.SetWeak(i.defined, &i.swept, def, d)
 }
 
 // definedOf is what defineTool compiled for def, or nil.
@@ -404,11 +380,9 @@ func (i *instance) definition(vm *goja.Runtime, obj *goja.Object) (*engine.Defin
 
 // nonLossless stands for raw parameters a script gave that are not lossless
 // JSON: they fail when schemas() projects them, as the spec says.
-type nonLossless struct{}
+type nonLossless = hostapi.NonLossless
 
-func schemaError(err error) error {
-	return &dsl.JsonSchemaError{Violations: []string{"schema is not lossless JSON data: " + err.Error()}}
-}
+func schemaError(err error) error { return hostapi.SchemaError(err) }
 
 func number(v goja.Value) (float64, bool) {
 	switch x := v.Export().(type) {
@@ -445,29 +419,9 @@ func (i *instance) restrict(vm *goja.Runtime, agent *engine.Agent, call goja.Fun
 		throw(vm, err)
 	}
 	o, _ := v.(*dsl.Object)
-	var f engine.Filter
-	for _, k := range []string{"allow", "deny"} {
-		raw, ok := o.Get(k)
-		if !ok {
-			continue
-		}
-		list, isList := raw.([]any)
-		names := []string{}
-		for _, n := range list {
-			s, isStr := n.(string)
-			if !isStr {
-				isList = false
-			}
-			names = append(names, s)
-		}
-		if !isList {
-			throw(vm, fmt.Errorf("tools.restrict(): %s must be an array of tool names", k))
-		}
-		if k == "allow" {
-			f.Allow = names
-		} else {
-			f.Deny = names
-		}
+	f, err := hostapi.Filter(o)
+	if err != nil {
+		throw(vm, err)
 	}
 	i.seq++ // restrictions take a key too, so replays count alike
 	if i.replay {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/scripting/capability"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 )
 
@@ -141,10 +142,10 @@ dsh.tools.register({ name: "keys", description: "", parameters: { type: "object"
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiWant(t, got, string(b))
+	hosttest.Want(t, got, string(b))
 	t.Run("the default export names the module's values", func(t *testing.T) {
 		values := slices.DeleteFunc(exportedValues(t, "dsh"), func(s string) bool { return s == "default" })
-		apiWant(t, strings.Join(members(t, "dsh", "const dsh: {"), ","), strings.Join(values, ","))
+		hosttest.Want(t, strings.Join(members(t, "dsh", "const dsh: {"), ","), strings.Join(values, ","))
 	})
 }
 
@@ -163,7 +164,7 @@ func TestTheDeclarationsNameEveryCapabilityFunction(t *testing.T) {
 			for name := range m.Funcs {
 				funcs = append(funcs, name)
 			}
-			apiWant(t, strings.Join(exportedValues(t, "dsh/"+m.Name), ","), strings.Join(sorted(funcs), ","))
+			hosttest.Want(t, strings.Join(exportedValues(t, "dsh/"+m.Name), ","), strings.Join(sorted(funcs), ","))
 		})
 	}
 	declared := regexp.MustCompile(`(?m)^declare module "dsh/(\w+)" \{$`)
@@ -171,5 +172,5 @@ func TestTheDeclarationsNameEveryCapabilityFunction(t *testing.T) {
 	for _, m := range declared.FindAllStringSubmatch(string(js.Declarations()), -1) {
 		modules = append(modules, m[1])
 	}
-	apiWant(t, strings.Join(sorted(modules), ","), strings.Join(sorted(names), ","))
+	hosttest.Want(t, strings.Join(sorted(modules), ","), strings.Join(sorted(names), ","))
 }

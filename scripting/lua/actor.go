@@ -11,8 +11,8 @@ import (
 
 	glua "github.com/yuin/gopher-lua"
 
-	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/lua/internal/luavalue"
 )
 
@@ -37,8 +37,7 @@ type instance struct {
 	kill       context.Context
 	killCancel context.CancelCauseFunc
 
-	tokensMu sync.Mutex // the cleanups of dropped tokens run on other goroutines
-	tokens   map[weak.Pointer[engine.Token]]*glua.LUserData
+	tokens hostapi.Tokens[*glua.LUserData]
 
 	// owner-goroutine state
 	L             *glua.LState
@@ -90,17 +89,6 @@ type frame struct {
 	hostCtxs []context.CancelCauseFunc // host calls to cancel at the deadline
 }
 
-// errTimedOut reports a script call cut by its own deadline.
-type errTimedOut struct {
-	what string
-	d    time.Duration
-}
-
-func (e *errTimedOut) Error() string {
-	ms, _ := dsl.Marshal(float64(e.d) / float64(time.Millisecond))
-	return fmt.Sprintf("%s timed out after %sms", e.what, ms)
-}
-
 // errNotStarted is a call that never started: its instance was interrupted
 // or closed while the call waited for it. It may be retried on another.
 var errNotStarted = errors.New("the plugin's Lua instance was interrupted before the call started")
@@ -112,7 +100,7 @@ var errInterrupted = errors.New("the plugin's Lua instance was interrupted")
 // aborted reports whether the frame's signal is aborted, and why.
 func (f *frame) aborted() (bool, string) {
 	if f.timedOut.Load() {
-		return true, (&errTimedOut{what: f.spec.what, d: f.spec.timeout}).Error()
+		return true, (&hostapi.TimedOut{What: f.spec.what, D: f.spec.timeout}).Error()
 	}
 	if err := f.caller.Err(); err != nil {
 		if c := context.Cause(f.caller); c != nil {
@@ -133,7 +121,7 @@ func (f *frame) hostCtx(kill context.Context) (context.Context, func()) {
 		f.hostCtxs = append(f.hostCtxs, cancel)
 		f.mu.Unlock()
 		if f.timedOut.Load() {
-			cancel(&errTimedOut{what: f.spec.what, d: f.spec.timeout})
+			cancel(&hostapi.TimedOut{What: f.spec.what, D: f.spec.timeout})
 		}
 	}
 	return ctx, func() { stop(); cancel(nil) }
@@ -146,7 +134,6 @@ func startInstance(pl *pool, replay bool) (*instance, error) {
 		pool: pl, replay: replay,
 		jobs: make(chan *job), quit: make(chan struct{}), dead: make(chan struct{}),
 		kill: kill, killCancel: killCancel,
-		tokens:    map[weak.Pointer[engine.Token]]*glua.LUserData{},
 		callbacks: map[int]glua.LValue{}, defined: map[weak.Pointer[glua.LTable]]*defined{},
 	}
 	ready := make(chan error, 1)
@@ -366,7 +353,7 @@ func (i *instance) arm(f *frame) (stop func()) {
 	}
 	// One timer: at the timeout it aborts the signal and rearms itself for
 	// the grace period, then it interrupts.
-	to := &errTimedOut{what: spec.what, d: spec.timeout}
+	to := &hostapi.TimedOut{What: spec.what, D: spec.timeout}
 	f.mu.Lock() // the timer's function reads hard under it
 	defer f.mu.Unlock()
 	hard = time.AfterFunc(spec.timeout, func() {
@@ -399,10 +386,6 @@ func (i *instance) interruptedError(f *frame) error {
 		cause = c.err
 	} else {
 		cause = context.Cause(i.kill)
-	}
-	var to *errTimedOut
-	if errors.As(cause, &to) {
-		return to
 	}
 	if cause == nil {
 		cause = errInterrupted

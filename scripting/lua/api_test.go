@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -48,26 +49,26 @@ dsh.tools.register(dsh.define_tool {
 		{"extra keys at the root are allowed", `{"path":"a","zzz":true}`,
 			`{"isError":false,"value":{"path":"a"},"content":[{"type":"text","text":"path=a"}]}`},
 		{"a missing required property", `{}`,
-			failure(`invalid arguments: missing required property "path"`, info("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: missing required property "path"`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"a value outside the enum", `{"path":"a","color":"blue"}`,
-			failure(`invalid arguments: "color" must be one of ["red","green"]`, info("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: "color" must be one of ["red","green"]`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"several violations joined by ; in sorted key order", `{"path":1,"n":1.5,"config":{},"tags":["a",2]}`,
-			failure(`invalid arguments: missing required property "config.host"; "n" must be an integer; "path" must be a string; "tags[1]" must be a string`, info("ToolArgsError", "INVALID_ARGS"))},
+			hosttest.Failure(`invalid arguments: missing required property "config.host"; "n" must be an integer; "path" must be a string; "tags[1]" must be a string`, hosttest.Info("ToolArgsError", "INVALID_ARGS"))},
 		{"output of the wrong type", `{"path":"bad-type"}`,
-			failure(`tool "typed" returned invalid output: "value.path" must be a string`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: "value.path" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output with an undeclared key", `{"path":"bad-key"}`,
-			failure(`tool "typed" returned invalid output: "value.other" is not a declared property (additionalProperties: false)`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: "value.other" is not a declared property (additionalProperties: false)`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output that is a function", `{"path":"fn"}`,
-			failure(`tool "typed" returned invalid output: value is not lossless JSON`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: value is not lossless JSON`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 		{"output that is nil", `{"path":"nil"}`,
-			failure(`tool "typed" returned invalid output: value is not lossless JSON`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+			hosttest.Failure(`tool "typed" returned invalid output: value is not lossless JSON`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { want(t, e.call(t, "typed", args(t, c.args)), c.want) })
+		t.Run(c.name, func(t *testing.T) { hosttest.Want(t, e.call(t, "typed", args(t, c.args)), c.want) })
 	}
 	t.Run("arguments that are not an object", func(t *testing.T) {
-		want(t, e.run(t, context.Background(), engine.Input{Name: "typed", Arguments: "nope"}),
-			failure(`invalid arguments: "arguments" must be an object`, info("ToolArgsError", "INVALID_ARGS")))
+		hosttest.Want(t, e.run(t, context.Background(), engine.Input{Name: "typed", Arguments: "nope"}),
+			hosttest.Failure(`invalid arguments: "arguments" must be an object`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 	})
 	t.Run("the compiled parameters are what the model sees, properties in sorted order", func(t *testing.T) {
 		list, err := e.svc.Global().Schemas()
@@ -77,7 +78,7 @@ dsh.tools.register(dsh.define_tool {
 		if len(list) != 1 {
 			t.Fatalf("schemas %d", len(list))
 		}
-		want(t, marshal(t, list[0].JSON()), `{"name":"typed","description":"typed parameters","parameters":{"type":"object","properties":{"color":{"type":"string","enum":["red","green"]},"config":{"type":"object","additionalProperties":true,"properties":{"host":{"type":"string"}},"required":["host"]},"n":{"type":"integer"},"path":{"type":"string","description":"a path"},"tags":{"type":"array","items":{"type":"string"}}},"required":["path"]}}`)
+		hosttest.Want(t, marshal(t, list[0].JSON()), `{"name":"typed","description":"typed parameters","parameters":{"type":"object","properties":{"color":{"type":"string","enum":["red","green"]},"config":{"type":"object","additionalProperties":true,"properties":{"host":{"type":"string"}},"required":["host"]},"n":{"type":"integer"},"path":{"type":"string","description":"a path"},"tags":{"type":"array","items":{"type":"string"}}},"required":["path"]}}`)
 	})
 }
 
@@ -145,7 +146,7 @@ dsh.tools.register(dsh.define_tool { name = "caught", description = "", paramete
   output = { schema = { type = "json" }, render = function() return {} end }, execute = function() return { caught = caught, timeout = timeout } end })
 `})
 		noDiags(t, e)
-		want(t, e.value(t, "caught", nil), `{"caught":{"code":"UNSUPPORTED_SCHEMA","concat":"caught: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","name":"JsonSchemaError","ok":false,"text":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"message":"defineTool(x): timeoutMs must be a positive finite number","meta":"dsh.error","name":"Error","ok":false}}`)
+		hosttest.Want(t, e.value(t, "caught", nil), `{"caught":{"code":"UNSUPPORTED_SCHEMA","concat":"caught: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","name":"JsonSchemaError","ok":false,"text":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"message":"defineTool(x): timeoutMs must be a positive finite number","meta":"dsh.error","name":"Error","ok":false}}`)
 	})
 }
 
@@ -182,9 +183,9 @@ dsh.tools.register { name = "seen", description = "", parameters = { type = "obj
 		}
 	})
 	t.Run("a success carries the meta and runs the finalizer", func(t *testing.T) {
-		want(t, e.call(t, "full", args(t, `{"mode":"x"}`)), `{"isError":false,"value":"v-x","content":[{"type":"text","text":"x:v-x"}],"meta":{"length":3,"mode":"x"}}`)
-		want(t, e.call(t, "full", args(t, `{"mode":"project"}`)), `{"isError":false,"value":"v-project","content":[{"type":"text","text":"projected"}],"meta":{"length":9,"mode":"project"}}`)
-		want(t, e.value(t, "seen", nil), `["finalize false","finalize false"]`)
+		hosttest.Want(t, e.call(t, "full", args(t, `{"mode":"x"}`)), `{"isError":false,"value":"v-x","content":[{"type":"text","text":"x:v-x"}],"meta":{"length":3,"mode":"x"}}`)
+		hosttest.Want(t, e.call(t, "full", args(t, `{"mode":"project"}`)), `{"isError":false,"value":"v-project","content":[{"type":"text","text":"projected"}],"meta":{"length":9,"mode":"project"}}`)
+		hosttest.Want(t, e.value(t, "seen", nil), `["finalize false","finalize false"]`)
 	})
 	t.Run("the classifier sees the arguments and only true means parallel", func(t *testing.T) {
 		mode := func(m any) engine.Mode {
@@ -199,7 +200,7 @@ dsh.tools.register { name = "seen", description = "", parameters = { type = "obj
 		if m := mode(5); m != engine.Exclusive {
 			t.Errorf("invalid arguments: %v", m)
 		}
-		want(t, e.value(t, "seen", nil), `["classify read","classify write"]`)
+		hosttest.Want(t, e.value(t, "seen", nil), `["classify read","classify write"]`)
 	})
 	t.Run("the presenters get typed arguments and return views", func(t *testing.T) {
 		a := args(t, `{"mode":"m"}`)
@@ -234,20 +235,20 @@ dsh.tools.register {
 `})
 	noDiags(t, e)
 	t.Run("arguments are not validated", func(t *testing.T) {
-		want(t, e.call(t, "raw", args(t, `{"path":5}`)), `{"isError":false,"value":{"got":{"path":5}},"content":[{"type":"text","text":"got"}]}`)
-		want(t, e.call(t, "raw", args(t, `{}`)), `{"isError":false,"value":{"got":{}},"content":[{"type":"text","text":"got"}]}`)
+		hosttest.Want(t, e.call(t, "raw", args(t, `{"path":5}`)), `{"isError":false,"value":{"got":{"path":5}},"content":[{"type":"text","text":"got"}]}`)
+		hosttest.Want(t, e.call(t, "raw", args(t, `{}`)), `{"isError":false,"value":{"got":{}},"content":[{"type":"text","text":"got"}]}`)
 	})
 	t.Run("the output schema is enforced", func(t *testing.T) {
-		want(t, e.call(t, "raw", args(t, `{"bad":5}`)),
-			failure(`tool "raw" returned invalid output: "value" must be an object`, info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+		hosttest.Want(t, e.call(t, "raw", args(t, `{"bad":5}`)),
+			hosttest.Failure(`tool "raw" returned invalid output: "value" must be an object`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
 	})
 	t.Run("the raw parameters are projected as given, keys sorted", func(t *testing.T) {
 		list, _ := e.svc.Global().Schemas()
-		want(t, marshal(t, list[0].JSON()), `{"name":"raw","description":"a raw definition","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}}`)
+		hosttest.Want(t, marshal(t, list[0].JSON()), `{"name":"raw","description":"a raw definition","parameters":{"properties":{"path":{"type":"string"}},"required":["path"],"type":"object"}}`)
 	})
 	t.Run("the disposer removes the tool and is idempotent", func(t *testing.T) {
-		want(t, e.value(t, "raw_dispose", nil), `"function:nil"`)
-		want(t, e.call(t, "raw", nil), failure(`unknown tool "raw"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.value(t, "raw_dispose", nil), `"function:nil"`)
+		hosttest.Want(t, e.call(t, "raw", nil), hosttest.Failure(`unknown tool "raw"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
 	})
 }
 
@@ -272,24 +273,24 @@ dsh.tools.register { name = "toggle", description = "", parameters = { type = "o
 	noDiags(t, e)
 	ctx := context.Background()
 	t.Run("without a tool set a conditional tool is unavailable", func(t *testing.T) {
-		want(t, e.call(t, "cond", nil), failure(`unknown tool "cond"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
-		want(t, e.call(t, "switch", nil), success("switch"))
+		hosttest.Want(t, e.call(t, "cond", nil), hosttest.Failure(`unknown tool "cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.call(t, "switch", nil), success("switch"))
 	})
 	t.Run("with a set resolved while the condition holds it runs", func(t *testing.T) {
 		set, err := e.svc.Global().Resolve(ctx, "model-a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		want(t, e.run(t, ctx, engine.Input{Name: "cond", ToolSet: set}), success("cond"))
-		want(t, e.value(t, "toggle", args(t, `{"on":false}`)), `["model-a"]`)
+		hosttest.Want(t, e.run(t, ctx, engine.Input{Name: "cond", ToolSet: set}), success("cond"))
+		hosttest.Want(t, e.value(t, "toggle", args(t, `{"on":false}`)), `["model-a"]`)
 	})
 	t.Run("with a set resolved while it does not hold it is unknown", func(t *testing.T) {
 		set, err := e.svc.Global().Resolve(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want(t, e.run(t, ctx, engine.Input{Name: "cond", ToolSet: set}), failure(`unknown tool "cond"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
-		want(t, e.value(t, "toggle", args(t, `{"on":true}`)), `["none"]`)
+		hosttest.Want(t, e.run(t, ctx, engine.Input{Name: "cond", ToolSet: set}), hosttest.Failure(`unknown tool "cond"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.value(t, "toggle", args(t, `{"on":true}`)), `["none"]`)
 	})
 }
 
@@ -305,12 +306,12 @@ dsh.tools.register { name = "guarded", description = "", parameters = { type = "
   execute = function() local g = guarded; guarded = dsh.array {}; return g end }
 `})
 	noDiags(t, e)
-	want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
-	want(t, e.call(t, "echo", args(t, `{"text":"secret"}`)), failure("secrets stay home", ""))
-	want(t, e.call(t, "echo", args(t, `{"text":"empty"}`)), failure("a guard returned an empty denial reason", ""))
-	want(t, e.call(t, "echo", args(t, `{"text":"number"}`)), failure("a guard must return a denial reason string or nil", ""))
-	want(t, e.call(t, "ghost", nil), failure(`unknown tool "ghost"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
-	want(t, e.value(t, "guarded", nil), `["echo","echo","echo","echo","ghost","guarded"]`)
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"secret"}`)), hosttest.Failure("secrets stay home", ""))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"empty"}`)), hosttest.Failure("a guard returned an empty denial reason", ""))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"number"}`)), hosttest.Failure("a guard must return a denial reason string or nil", ""))
+	hosttest.Want(t, e.call(t, "ghost", nil), hosttest.Failure(`unknown tool "ghost"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+	hosttest.Want(t, e.value(t, "guarded", nil), `["echo","echo","echo","echo","ghost","guarded"]`)
 }
 
 func TestAPIScopes(t *testing.T) {
@@ -345,25 +346,25 @@ tools.register { name = "views", description = "", parameters = { type = "object
 	noDiags(t, e)
 	worker, other := e.agents.Agent("worker"), e.agents.Agent("other")
 	unknown := func(name string) string {
-		return failure(`unknown tool "`+name+`"`, info("ToolNotFoundError", "UNKNOWN_TOOL"))
+		return hosttest.Failure(`unknown tool "`+name+`"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL"))
 	}
 	t.Run("a restricted tool is unknown for that agent only", func(t *testing.T) {
-		want(t, e.callAs(t, worker, "secret", nil), unknown("secret"))
-		want(t, e.callAs(t, nil, "secret", nil), success("secret for nobody"))
-		want(t, e.callAs(t, other, "secret", nil), success("secret for other"))
+		hosttest.Want(t, e.callAs(t, worker, "secret", nil), unknown("secret"))
+		hosttest.Want(t, e.callAs(t, nil, "secret", nil), success("secret for nobody"))
+		hosttest.Want(t, e.callAs(t, other, "secret", nil), success("secret for other"))
 	})
 	t.Run("a scoped tool is visible only to its agent", func(t *testing.T) {
-		want(t, e.callAs(t, worker, "mine", nil), success("mine for worker"))
-		want(t, e.callAs(t, nil, "mine", nil), unknown("mine"))
-		want(t, e.callAs(t, other, "mine", nil), unknown("mine"))
+		hosttest.Want(t, e.callAs(t, worker, "mine", nil), success("mine for worker"))
+		hosttest.Want(t, e.callAs(t, nil, "mine", nil), unknown("mine"))
+		hosttest.Want(t, e.callAs(t, other, "mine", nil), unknown("mine"))
 	})
 	t.Run("a scoped tool shadows the global one for its agent", func(t *testing.T) {
-		want(t, e.callAs(t, worker, "open", nil), success("open for worker"))
-		want(t, e.callAs(t, other, "open", nil), success("open for other"))
-		want(t, e.callAs(t, worker, "open", args(t, `{"q":1}`)), failure(`invalid arguments: "q" must be a string`, info("ToolArgsError", "INVALID_ARGS")))
+		hosttest.Want(t, e.callAs(t, worker, "open", nil), success("open for worker"))
+		hosttest.Want(t, e.callAs(t, other, "open", nil), success("open for other"))
+		hosttest.Want(t, e.callAs(t, worker, "open", args(t, `{"q":1}`)), hosttest.Failure(`invalid arguments: "q" must be a string`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 	})
 	t.Run("get and schemas are copies of each scope's view", func(t *testing.T) {
-		want(t, e.value(t, "views", nil), `{"global":{"copy":"changed","mine":true,"schemas":["secret","open","views"],"secret":{"description":"a secret tool","name":"secret","parameters":{"properties":{"q":{"type":"string"}},"type":"object"}}},"missing":true,"other":{"schemas":["secret","open","views"]},"worker":{"mine":{"description":"the worker's own","name":"mine","parameters":{"properties":{"q":{"type":"string"}},"type":"object"}},"open":"the worker's open","schemas":["open","views","mine"],"secret":true}}`)
+		hosttest.Want(t, e.value(t, "views", nil), `{"global":{"copy":"changed","mine":true,"schemas":["secret","open","views"],"secret":{"description":"a secret tool","name":"secret","parameters":{"properties":{"q":{"type":"string"}},"type":"object"}}},"missing":true,"other":{"schemas":["secret","open","views"]},"worker":{"mine":{"description":"the worker's own","name":"mine","parameters":{"properties":{"q":{"type":"string"}},"type":"object"}},"open":"the worker's open","schemas":["open","views","mine"],"secret":true}}`)
 	})
 }
 
@@ -429,11 +430,11 @@ func TestAPIExecution(t *testing.T) {
 	}
 	t.Run("a top-level call's execution object", func(t *testing.T) {
 		got := e.run(t, ctx, engine.Input{CallID: "call-9", RootCallID: "root-1", Name: "probe", Agent: child, Arguments: args(t, `{"deep":{"k":[1]}}`)})
-		want(t, got, `{"isError":false,"value":`+probe("call-9", "root-1", `{"deep":{"k":[1]}}`, `{"id":"child","parent":{"id":"boss"}}`, "nil")+`,"content":[{"type":"text","text":"probed call-9"}]}`)
+		hosttest.Want(t, got, `{"isError":false,"value":`+probe("call-9", "root-1", `{"deep":{"k":[1]}}`, `{"id":"child","parent":{"id":"boss"}}`, "nil")+`,"content":[{"type":"text","text":"probed call-9"}]}`)
 	})
 	t.Run("rootCallId defaults to callId and agent is nil without one", func(t *testing.T) {
 		got := e.run(t, ctx, engine.Input{CallID: "solo", Name: "probe"})
-		want(t, got, `{"isError":false,"value":`+probe("solo", "solo", `{}`, `"nil"`, "nil")+`,"content":[{"type":"text","text":"probed solo"}]}`)
+		hosttest.Want(t, got, `{"isError":false,"value":`+probe("solo", "solo", `{}`, `"nil"`, "nil")+`,"content":[{"type":"text","text":"probed solo"}]}`)
 		e.value(t, "tokens", nil) // forget these parents
 	})
 	t.Run("tools.call makes nested calls with the parent's ids, agent and token", func(t *testing.T) {
@@ -442,7 +443,7 @@ func TestAPIExecution(t *testing.T) {
 		nested := func(id, a string) string {
 			return `{"content":[{"text":"probed ` + id + `","type":"text"}],"isError":false,"value":` + probe(id, "root-7", a, `{"id":"child","parent":{"id":"boss"}}`, "userdata") + `}`
 		}
-		want(t, got, `{"isError":false,"value":{"first":`+nested("outer:call:1", `{"deep":{"a":1}}`)+
+		hosttest.Want(t, got, `{"isError":false,"value":{"first":`+nested("outer:call:1", `{"deep":{"a":1}}`)+
 			`,"ghost":{"content":[{"text":"Error: unknown tool \"ghost\"","type":"text"}],"error":{"info":{"code":"UNKNOWN_TOOL","name":"ToolNotFoundError"},"message":"unknown tool \"ghost\""},"isError":true}`+
 			`,"outside":"tools.call(name, args, parent_exec) needs the execution of the call it is made from","own":true`+
 			`,"second":`+nested("outer:call:2", `{}`)+`},"content":[{"type":"text","text":"composed"}]}`)
@@ -451,7 +452,7 @@ func TestAPIExecution(t *testing.T) {
 		e.value(t, "tokens", nil)
 		e.run(t, ctx, engine.Input{CallID: "a", Name: "composite"})
 		e.run(t, ctx, engine.Input{CallID: "b", Name: "composite"})
-		want(t, e.value(t, "tokens", nil), `{"firstTwoSame":true,"meta":"dsh.token","n":4,"nextCallDiffers":true,"nextTwoSame":true,"text":"token"}`)
+		hosttest.Want(t, e.value(t, "tokens", nil), `{"firstTwoSame":true,"meta":"dsh.token","n":4,"nextCallDiffers":true,"nextTwoSame":true,"text":"token"}`)
 	})
 }
 
@@ -484,34 +485,34 @@ dsh.tools.register { name = "nexts", description = "", parameters = { type = "ob
   execute = function() local n = nexts; nexts = dsh.array {}; return n end }
 `})
 	noDiags(t, e)
-	abd := failure("tool call aborted before dispatch", info("AbortError", "ABORTED_BEFORE_DISPATCH"))
+	abd := hosttest.Failure("tool call aborted before dispatch", hosttest.Info("AbortError", "ABORTED_BEFORE_DISPATCH"))
 	cases := []struct{ text, want string }{
 		{"allow", success("allow")},
 		{"pass", success("pass")},
-		{"deny", failure("no echo today", info("PolicyDenied", "DENIED"))},
-		{"deny-plain", failure("plainly not", "")},
-		{"ask", failure(`tool "echo" requires approval (not yet supported)`, "")},
-		{"ask-reason", failure("needs approval", "")},
+		{"deny", hosttest.Failure("no echo today", hosttest.Info("PolicyDenied", "DENIED"))},
+		{"deny-plain", hosttest.Failure("plainly not", "")},
+		{"ask", hosttest.Failure(`tool "echo" requires approval (not yet supported)`, "")},
+		{"ask-reason", hosttest.Failure("needs approval", "")},
 		{"cancel", abd},
-		{"no-reason", failure(`tools/pre-execute listener returned an invalid decision: "deny" needs a reason string`, "")},
-		{"extra-key", failure(`tools/pre-execute listener returned an invalid decision: "allow" does not take "reason"`, "")},
-		{"not-table", failure(`tools/pre-execute listener returned an invalid decision: a decision must be an object`, "")},
-		{"nothing", failure(`tools/pre-execute listener returned an invalid decision: it returned nil (return next() to pass the call on)`, "")},
-		{"function", failure(`tools/pre-execute listener returned an invalid decision: decision.kind: a function is not lossless JSON`, "")},
-		{"throw", failure("permission hook broke", "")},
-		{"throw-level0", failure("permission hook broke", "")},
-		{"coded", failure("coded veto", info("HarnessError", "DENIED"))},
-		{"table-error", failure("(error object is a table value)", "")},
-		{"number-error", failure("42", "")},
+		{"no-reason", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: "deny" needs a reason string`, "")},
+		{"extra-key", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: "allow" does not take "reason"`, "")},
+		{"not-table", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: a decision must be an object`, "")},
+		{"nothing", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: it returned nil (return next() to pass the call on)`, "")},
+		{"function", hosttest.Failure(`tools/pre-execute listener returned an invalid decision: decision.kind: a function is not lossless JSON`, "")},
+		{"throw", hosttest.Failure("permission hook broke", "")},
+		{"throw-level0", hosttest.Failure("permission hook broke", "")},
+		{"coded", hosttest.Failure("coded veto", hosttest.Info("HarnessError", "DENIED"))},
+		{"table-error", hosttest.Failure("(error object is a table value)", "")},
+		{"number-error", hosttest.Failure("42", "")},
 	}
 	for _, c := range cases {
 		t.Run(c.text, func(t *testing.T) {
-			want(t, e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: c.text})), c.want)
+			hosttest.Want(t, e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: c.text})), c.want)
 		})
 	}
 	t.Run("next() returns the default decision", func(t *testing.T) {
 		// the "pass" call's, then the nexts call's own
-		want(t, e.value(t, "nexts", nil), `[{"kind":"allow"},{"kind":"allow"}]`)
+		hosttest.Want(t, e.value(t, "nexts", nil), `[{"kind":"allow"},{"kind":"allow"}]`)
 	})
 }
 
@@ -546,25 +547,25 @@ dsh.tools.register { name = "notes", description = "", parameters = { type = "ob
 		return e.call(t, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: text}))
 	}
 	t.Run("returning next()'s result unchanged", func(t *testing.T) {
-		want(t, call("unchanged"), success("unchanged"))
-		want(t, e.value(t, "notes", nil), `{"unchanged":{"isError":false,"value":"unchanged"}}`)
+		hosttest.Want(t, call("unchanged"), success("unchanged"))
+		hosttest.Want(t, e.value(t, "notes", nil), `{"unchanged":{"isError":false,"value":"unchanged"}}`)
 	})
 	t.Run("a short-circuit success is re-rendered from its value", func(t *testing.T) {
-		want(t, call("short"), success("from wrapper"))
-		want(t, call("copied"), success("copied!"))
-		want(t, call("short-bad"), failure(`tool "echo" returned invalid output: "value" must be a string`, info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+		hosttest.Want(t, call("short"), success("from wrapper"))
+		hosttest.Want(t, call("copied"), success("copied!"))
+		hosttest.Want(t, call("short-bad"), hosttest.Failure(`tool "echo" returned invalid output: "value" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
 	})
 	t.Run("a wrapper failure is kept with its content and meta", func(t *testing.T) {
-		want(t, call("failure"), `{"isError":true,"error":{"message":"wrapped failure","info":{"name":"HarnessError","code":"WRAPPER_FAILURE"}},"content":[{"type":"text","text":"custom"}],"meta":{"m":1}}`)
+		hosttest.Want(t, call("failure"), `{"isError":true,"error":{"message":"wrapped failure","info":{"name":"HarnessError","code":"WRAPPER_FAILURE"}},"content":[{"type":"text","text":"custom"}],"meta":{"m":1}}`)
 	})
 	t.Run("a throwing or malformed wrapper", func(t *testing.T) {
-		want(t, call("throw"), failure("wrapper broke", ""))
-		want(t, call("not-result"), failure("tools/execute wrapper returned 5, not a result object", ""))
-		want(t, call("nothing"), failure("tools/execute wrapper returned nil, not a result (return next() to pass the call on)", ""))
+		hosttest.Want(t, call("throw"), hosttest.Failure("wrapper broke", ""))
+		hosttest.Want(t, call("not-result"), hosttest.Failure("tools/execute wrapper returned 5, not a result object", ""))
+		hosttest.Want(t, call("nothing"), hosttest.Failure("tools/execute wrapper returned nil, not a result (return next() to pass the call on)", ""))
 	})
 	t.Run("next() returns a thrown body as a normalized error", func(t *testing.T) {
-		want(t, e.call(t, "thrower", nil), failure("kaboom", info("HarnessError", "BOOM")))
-		want(t, e.value(t, "notes", nil), `{"thrown":{"content":[{"text":"Error: kaboom","type":"text"}],"error":{"info":{"code":"BOOM","name":"HarnessError"},"message":"kaboom"},"isError":true}}`)
+		hosttest.Want(t, e.call(t, "thrower", nil), hosttest.Failure("kaboom", hosttest.Info("HarnessError", "BOOM")))
+		hosttest.Want(t, e.value(t, "notes", nil), `{"thrown":{"content":[{"text":"Error: kaboom","type":"text"}],"error":{"info":{"code":"BOOM","name":"HarnessError"},"message":"kaboom"},"isError":true}}`)
 	})
 }
 
@@ -600,25 +601,25 @@ dsh.tools.register { name = "seen", description = "", parameters = { type = "obj
 		{"content", `{"isError":false,"value":"content","content":[{"type":"text","text":"replaced"}]}`},
 		{"no-content", `{"isError":false,"value":"no-content","content":[]}`},
 		{"value", `{"isError":false,"value":"new value","content":[{"type":"text","text":"new value"}],"additionalContexts":[{"id":"ctx-after","role":"user","content":[{"type":"text","text":"after"}],"source":{"kind":"plugin","plugin":"post.lua"}}]}`},
-		{"bad-value", failure(`tool "echo" returned invalid output: "value" must be a string`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
-		{"both", failure("tools/post-execute accept decision cannot replace both value and content", "")},
+		{"bad-value", hosttest.Failure(`tool "echo" returned invalid output: "value" must be a string`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))},
+		{"both", hosttest.Failure("tools/post-execute accept decision cannot replace both value and content", "")},
 		{"block", `{"isError":true,"error":{"message":"blocked by policy\n[reasoning content]"},"content":[{"type":"text","text":"blocked by policy"},{"type":"reasoning","text":"why"}]}`},
 		{"block-empty", `{"isError":true,"error":{"message":"tool result blocked by post-execute policy"},"content":[]}`},
 		{"block-ctx", `{"isError":true,"error":{"message":"no"},"content":[{"type":"text","text":"no"}],"additionalContexts":[{"id":"ctx-blocked","role":"user","content":[{"type":"text","text":"blocked"}],"source":{"kind":"plugin","plugin":"post.lua"}}]}`},
-		{"unknown", failure(`tools/post-execute listener returned an invalid decision: unknown kind "acept"`, "")},
-		{"throw", failure("post hook broke", "")},
+		{"unknown", hosttest.Failure(`tools/post-execute listener returned an invalid decision: unknown kind "acept"`, "")},
+		{"throw", hosttest.Failure("post hook broke", "")},
 	}
 	for _, c := range cases {
-		t.Run(c.text, func(t *testing.T) { want(t, call(c.text), c.want) })
+		t.Run(c.text, func(t *testing.T) { hosttest.Want(t, call(c.text), c.want) })
 	}
 	t.Run("post-execute saw each result", func(t *testing.T) {
 		var w []string
 		for _, c := range cases {
 			w = append(w, `{"isError":false,"value":"`+c.text+`"}`)
 		}
-		want(t, e.value(t, "seen", nil), "["+strings.Join(w, ",")+"]")
-		want(t, e.call(t, "ghost", nil), failure(`unknown tool "ghost"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
-		want(t, e.value(t, "seen", nil), `[{"isError":true,"value":null}]`)
+		hosttest.Want(t, e.value(t, "seen", nil), "["+strings.Join(w, ",")+"]")
+		hosttest.Want(t, e.call(t, "ghost", nil), hosttest.Failure(`unknown tool "ghost"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.value(t, "seen", nil), `[{"isError":true,"value":null}]`)
 	})
 }
 
@@ -649,7 +650,7 @@ dsh.tools.register { name = "changes", description = "", parameters = { type = "
 		cancel()
 		e.run(t, cancelled, engine.Input{CallID: "r4", Name: "echo", Arguments: args(t, `{"text":"x"}`)})
 		e.run(t, ctx, engine.Input{CallID: "r5", Name: "echo", Arguments: dsl.NewObject(dsl.Member{Key: "f", Value: func() {}})})
-		want(t, e.value(t, "results", nil), `["v1 results false ","r1 echo false hi","r2 echo true Error: invalid arguments: missing required property \"text\"","r3 ghost true Error: unknown tool \"ghost\"","r4 echo true Error: tool call aborted before dispatch","r5 echo true Error: tool execution arguments must be losslessly JSON-serializable"]`)
+		hosttest.Want(t, e.value(t, "results", nil), `["v1 results false ","r1 echo false hi","r2 echo true Error: invalid arguments: missing required property \"text\"","r3 ghost true Error: unknown tool \"ghost\"","r4 echo true Error: tool call aborted before dispatch","r5 echo true Error: tool execution arguments must be losslessly JSON-serializable"]`)
 		if n := strings.Count(logs.String(), `"error":"observer broke"`); n != 7 {
 			t.Errorf("%d warnings of the failing observer in:\n%s", n, logs.String())
 		}
@@ -672,7 +673,7 @@ dsh.tools.register { name = "changes", description = "", parameters = { type = "
 		}
 		lift()
 		ws.Dispose()
-		want(t, e.value(t, "changes", nil), `[{"kind":"register","name":"shell"},{"kind":"dispose","name":"shell"},{"agent":"worker","kind":"register","name":"shell"},{"agent":"worker","kind":"restrict"},{"agent":"worker","kind":"lift"},{"agent":"worker","kind":"dispose","name":"shell"}]`)
+		hosttest.Want(t, e.value(t, "changes", nil), `[{"kind":"register","name":"shell"},{"kind":"dispose","name":"shell"},{"agent":"worker","kind":"register","name":"shell"},{"agent":"worker","kind":"restrict"},{"agent":"worker","kind":"lift"},{"agent":"worker","kind":"dispose","name":"shell"}]`)
 	})
 }
 
@@ -698,7 +699,7 @@ dsh.tools.register { name = "churn", description = "", parameters = { type = "ob
 `})
 	noDiags(t, e)
 	// The commit's own registrations first: the listener is committed before them.
-	want(t, e.value(t, "churn", nil), `["register:base","register:churn","register:late","restrict:","dispose:late"]`)
+	hosttest.Want(t, e.value(t, "churn", nil), `["register:base","register:churn","register:late","restrict:","dispose:late"]`)
 }
 
 func TestAPIListenerOrder(t *testing.T) {
@@ -725,7 +726,7 @@ dsh.tools.register { name = "order", description = "", parameters = { type = "ob
   execute = function() local o = order; order = dsh.array {}; return o end }
 `})
 	noDiags(t, e)
-	want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
 	var w []string
 	for _, stage := range []string{"pre", "execute", "post"} {
 		names := []string{"d", "c", "a", "b", "e"}
@@ -739,7 +740,7 @@ dsh.tools.register { name = "order", description = "", parameters = { type = "ob
 			w = append(w, `"guard"`)
 		}
 	}
-	want(t, e.value(t, "order", nil), "["+strings.Join(w, ",")+"]")
+	hosttest.Want(t, e.value(t, "order", nil), "["+strings.Join(w, ",")+"]")
 }
 
 func TestAPIDispatchLog(t *testing.T) {
@@ -758,7 +759,7 @@ end, { prepend = true })
 `})
 	noDiags(t, e)
 	got := e.svc.DispatchLogContent(context.Background(), &engine.DispatchLogEntry{Agent: e.agents.Agent("worker"), SubCallID: "c1:ptc:1", Name: "echo", Content: []engine.Block{engine.Text("hi")}})
-	want(t, marshal(t, engine.ContentJSON(got)), `[{"type":"text","text":"first"},{"type":"text","text":"hi"},{"type":"text","text":"outer c1:ptc:1 echo false true worker"}]`)
+	hosttest.Want(t, marshal(t, engine.ContentJSON(got)), `[{"type":"text","text":"first"},{"type":"text","text":"hi"},{"type":"text","text":"outer c1:ptc:1 echo false true worker"}]`)
 }
 
 func TestAPIDeferContextAndConcludeTurn(t *testing.T) {
@@ -785,13 +786,13 @@ dsh.tools.register(dsh.define_tool {
 	call := func(mode string) string {
 		return ids(e.call(t, "ctx", dsl.NewObject(dsl.Member{Key: "mode", Value: mode})))
 	}
-	want(t, call("one"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`]}`)
-	want(t, call("full"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`,{"id":"m-2","role":"user","content":[{"type":"text","text":"second"}],"source":{"kind":"user"}}]}`)
-	want(t, call("conclude"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`],"concludesTurn":true}`)
+	hosttest.Want(t, call("one"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`]}`)
+	hosttest.Want(t, call("full"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`,{"id":"m-2","role":"user","content":[{"type":"text","text":"second"}],"source":{"kind":"user"}}]}`)
+	hosttest.Want(t, call("conclude"), `{"isError":false,"value":"done","content":[{"type":"text","text":"done"}],"additionalContexts":[`+first+`],"concludesTurn":true}`)
 	t.Run("contexts survive a throwing body, conclusion does not", func(t *testing.T) {
 		w := `{"isError":true,"error":{"message":"after deferring"},"content":[{"type":"text","text":"Error: after deferring"}],"additionalContexts":[` + first + `]}`
-		want(t, call("throw"), w)
-		want(t, call("conclude-throw"), w)
+		hosttest.Want(t, call("throw"), w)
+		hosttest.Want(t, call("conclude-throw"), w)
 	})
 	t.Run("a bad message throws in the body", func(t *testing.T) {
 		got := call("bad")
@@ -801,7 +802,7 @@ dsh.tools.register(dsh.define_tool {
 	})
 	t.Run("an execution object kept past its call refuses to act", func(t *testing.T) {
 		call("keep")
-		want(t, call("stale"), `{"isError":true,"error":{"message":"this execution object is no longer live (its call has settled)"},"content":[{"type":"text","text":"Error: this execution object is no longer live (its call has settled)"}],"additionalContexts":[`+first+`]}`)
+		hosttest.Want(t, call("stale"), `{"isError":true,"error":{"message":"this execution object is no longer live (its call has settled)"},"content":[{"type":"text","text":"Error: this execution object is no longer live (its call has settled)"}],"additionalContexts":[`+first+`]}`)
 	})
 	t.Run("the message ids are fresh UUIDs", func(t *testing.T) {
 		a, b := e.call(t, "ctx", nil), e.call(t, "ctx", nil)
@@ -830,7 +831,7 @@ dsh.tools.register(dsh.define_tool {
 })
 `}, func(h *lua.Host, _ *engine.Service) { h.Logger = logs.logger() })
 	noDiags(t, e)
-	want(t, e.value(t, "talk", nil), `"said"`)
+	hosttest.Want(t, e.value(t, "talk", nil), `"said"`)
 	w := []string{
 		`{"level":"INFO","msg":"loading","plugin":"logs.lua","n":1}`,
 		`{"level":"INFO","msg":"hello 42 1.5 {\"a\":1} nil true null function table","plugin":"logs.lua"}`,
@@ -839,7 +840,7 @@ dsh.tools.register(dsh.define_tool {
 		`{"level":"ERROR","msg":"bad","plugin":"logs.lua","code":7}`,
 		`{"level":"INFO","msg":"{\"not_a\":\"string\"}","plugin":"logs.lua"}`,
 	}
-	want(t, logs.String(), strings.Join(w, "\n")+"\n")
+	hosttest.Want(t, logs.String(), strings.Join(w, "\n")+"\n")
 }
 
 func TestAPIValues(t *testing.T) {
@@ -892,7 +893,7 @@ dsh.tools.register {
 }
 `})
 	noDiags(t, e)
-	invalid := failure(`tool "value" returned invalid output: value is not lossless JSON`, info("ToolOutputError", "INVALID_TOOL_OUTPUT"))
+	invalid := hosttest.Failure(`tool "value" returned invalid output: value is not lossless JSON`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT"))
 	ok := func(v string) string { return `{"isError":false,"value":` + v + `,"content":[]}` }
 	cases := []struct{ name, args, want string }{
 		{"dsh.null is JSON null", `{"case":"null"}`, ok(`null`)},
@@ -924,7 +925,7 @@ dsh.tools.register {
 		{"a table with a metatable cannot be marked", `{"case":"mark_a_protected"}`, ok(`"dsh.array/dsh.object cannot mark a table that has a metatable"`)},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) { want(t, e.call(t, "value", args(t, c.args)), c.want) })
+		t.Run(c.name, func(t *testing.T) { hosttest.Want(t, e.call(t, "value", args(t, c.args)), c.want) })
 	}
 	t.Run("a 10,000-deep table crosses", func(t *testing.T) {
 		got := e.call(t, "value", args(t, `{"case":"deep"}`))
@@ -933,10 +934,10 @@ dsh.tools.register {
 		}
 	})
 	t.Run("the schema makes an empty table an array where it says array", func(t *testing.T) {
-		want(t, e.call(t, "array_schema", nil), `{"isError":false,"value":{"list":[],"map":{}},"content":[]}`)
+		hosttest.Want(t, e.call(t, "array_schema", nil), `{"isError":false,"value":{"list":[],"map":{}},"content":[]}`)
 	})
 	t.Run("the marks and dsh.null are protected", func(t *testing.T) {
-		want(t, e.value(t, "meta", nil), `["dsh.null","dsh.null","dsh.array","dsh.object","protected"]`)
+		hosttest.Want(t, e.value(t, "meta", nil), `["dsh.null","dsh.null","dsh.array","dsh.object","protected"]`)
 	})
 }
 
@@ -973,7 +974,7 @@ dsh.tools.register(dsh.define_tool {
 	}
 	e := load(t, files)
 	t.Run("modules under lib and other folders work with require", func(t *testing.T) {
-		want(t, e.value(t, "req", args(t, `{"text":"hi"}`)), `{"cached":true,"counter":1,"shout":"HI!","wrap":"[HI!]"}`)
+		hosttest.Want(t, e.value(t, "req", args(t, `{"text":"hi"}`)), `{"cached":true,"counter":1,"shout":"HI!","wrap":"[HI!]"}`)
 	})
 	t.Run("lib files and _files are not plugins", func(t *testing.T) {
 		if e.svc.Global().Get("side_tool") != nil {
@@ -983,7 +984,7 @@ dsh.tools.register(dsh.define_tool {
 		for _, l := range e.loaded {
 			rels = append(rels, l.Source.Rel)
 		}
-		want(t, strings.Join(rels, ","), "helpers/fmt.lua,req.lua")
+		hosttest.Want(t, strings.Join(rels, ","), "helpers/fmt.lua,req.lua")
 	})
 	t.Run("requires that fail or leave the scripts directory are diagnostics", func(t *testing.T) {
 		w := []string{
@@ -993,7 +994,7 @@ dsh.tools.register(dsh.define_tool {
 			`bad/missing.lua:1: module 'lib.nope' not found: only "dsh", "dsh.*" and modules inside the scripts directory can be required`,
 			`bad/os.lua:1: module 'os' not found: only "dsh", "dsh.*" and modules inside the scripts directory can be required`,
 		}
-		want(t, strings.Join(e.diagnostics(), "\n"), strings.Join(w, "\n"))
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), strings.Join(w, "\n"))
 	})
 }
 
@@ -1041,11 +1042,11 @@ tools.register { name = "unlate", description = "", parameters = { type = "objec
   execute = function() disposeLate() return tools.get("late") == nil end }
 `})
 	noDiags(t, e)
-	want(t, e.value(t, "refusals", nil), `{"badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","badInstances":"instances must be an integer from 1 to 64","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","guardNotAFunction":"tools.guard(fn) needs a function","late":true,"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","notADefinition":"tools.register(definition) needs a definition table","notAFunction":"on(\"tools/result\", listener) needs a listener function","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictNotNames":"tools.restrict(): allow must be an array of tool names","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","scopeNotAString":"tools.scope(agent_id) needs an agent id string","timeout":"tool \"x\" timeoutMs must be a positive finite number"}`)
+	hosttest.Want(t, e.value(t, "refusals", nil), `{"badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","badInstances":"instances must be an integer from 1 to 64","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","guardNotAFunction":"tools.guard(fn) needs a function","late":true,"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","notADefinition":"tools.register(definition) needs a definition table","notAFunction":"on(\"tools/result\", listener) needs a listener function","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictNotNames":"tools.restrict(): allow must be an array of tool names","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","scopeNotAString":"tools.scope(agent_id) needs an agent id string","timeout":"tool \"x\" timeoutMs must be a positive finite number"}`)
 	t.Run("a registration made by a body takes effect at once", func(t *testing.T) {
-		want(t, e.call(t, "late", nil), success("x"))
-		want(t, e.value(t, "unlate", nil), `true`)
-		want(t, e.call(t, "late", nil), failure(`unknown tool "late"`, info("ToolNotFoundError", "UNKNOWN_TOOL")))
+		hosttest.Want(t, e.call(t, "late", nil), success("x"))
+		hosttest.Want(t, e.value(t, "unlate", nil), `true`)
+		hosttest.Want(t, e.call(t, "late", nil), hosttest.Failure(`unknown tool "late"`, hosttest.Info("ToolNotFoundError", "UNKNOWN_TOOL")))
 	})
 }
 
@@ -1072,15 +1073,15 @@ dsh.tools.register { name = "heard", description = "", parameters = { type = "ob
 	call := func(agent *engine.Agent, text string) string {
 		return e.callAs(t, agent, "echo", dsl.NewObject(dsl.Member{Key: "text", Value: text}))
 	}
-	want(t, call(worker, "veto"), failure("scoped veto", ""))
-	want(t, call(child, "veto"), failure("scoped veto", ""))
-	want(t, call(other, "veto"), success("veto"))
-	want(t, call(nil, "veto"), success("veto"))
-	want(t, call(worker, "guarded"), failure("terminal policy", ""))
-	want(t, call(child, "guarded"), failure("terminal policy", ""))
-	want(t, call(other, "guarded"), success("guarded"))
-	want(t, call(worker, "fine"), success("fine"))
-	want(t, e.value(t, "heard", nil), `["worker:veto","child:veto","worker:fine"]`)
+	hosttest.Want(t, call(worker, "veto"), hosttest.Failure("scoped veto", ""))
+	hosttest.Want(t, call(child, "veto"), hosttest.Failure("scoped veto", ""))
+	hosttest.Want(t, call(other, "veto"), success("veto"))
+	hosttest.Want(t, call(nil, "veto"), success("veto"))
+	hosttest.Want(t, call(worker, "guarded"), hosttest.Failure("terminal policy", ""))
+	hosttest.Want(t, call(child, "guarded"), hosttest.Failure("terminal policy", ""))
+	hosttest.Want(t, call(other, "guarded"), success("guarded"))
+	hosttest.Want(t, call(worker, "fine"), success("fine"))
+	hosttest.Want(t, e.value(t, "heard", nil), `["worker:veto","child:veto","worker:fine"]`)
 }
 
 func TestAPISignal(t *testing.T) {
@@ -1124,11 +1125,11 @@ dsh.tools.register { name = "notes", description = "", parameters = { type = "ob
 		}()
 		<-started
 		cancel()
-		want(t, <-done, failure("tool call aborted", info("AbortError", "ABORTED")))
-		want(t, e.value(t, "notes", nil), `{"body":{"aborted":true,"reason":"context canceled"}}`)
+		hosttest.Want(t, <-done, hosttest.Failure("tool call aborted", hosttest.Info("AbortError", "ABORTED")))
+		hosttest.Want(t, e.value(t, "notes", nil), `{"body":{"aborted":true,"reason":"context canceled"}}`)
 	})
 	t.Run("a listener sees its own deadline on its signal", func(t *testing.T) {
-		want(t, e.call(t, "slow", nil), failure("gave up: a tools/pre-execute listener timed out after 50ms", ""))
+		hosttest.Want(t, e.call(t, "slow", nil), hosttest.Failure("gave up: a tools/pre-execute listener timed out after 50ms", ""))
 	})
 }
 
@@ -1175,9 +1176,9 @@ dsh.tools.register { name = "child", description = "", parameters = { type = "ob
 	case <-time.After(5 * time.Second):
 		t.Fatal("the parent did not settle")
 	}
-	aborted := failure("tool call aborted", info("AbortError", "ABORTED"))
-	want(t, got, aborted)
-	want(t, e.value(t, "child", nil), `{"content":[{"text":"Error: tool call aborted","type":"text"}],"error":{"info":{"code":"ABORTED","name":"AbortError"},"message":"tool call aborted"},"isError":true}`)
+	aborted := hosttest.Failure("tool call aborted", hosttest.Info("AbortError", "ABORTED"))
+	hosttest.Want(t, got, aborted)
+	hosttest.Want(t, e.value(t, "child", nil), `{"content":[{"text":"Error: tool call aborted","type":"text"}],"error":{"info":{"code":"ABORTED","name":"AbortError"},"message":"tool call aborted"},"isError":true}`)
 }
 
 func TestAPIStaleNext(t *testing.T) {
@@ -1190,8 +1191,8 @@ dsh.on("tools/pre-execute", function(exec, next)
 end)
 `})
 	noDiags(t, e)
-	want(t, e.call(t, "echo", args(t, `{"text":"keep"}`)), success("keep"))
-	want(t, e.call(t, "echo", args(t, `{"text":"stale"}`)), failure("next() was called after its listener returned", ""))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"keep"}`)), success("keep"))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"stale"}`)), hosttest.Failure("next() was called after its listener returned", ""))
 }
 
 func TestAPICallsFromCoroutines(t *testing.T) {
@@ -1221,7 +1222,7 @@ dsh.tools.register(dsh.define_tool {
 })
 `})
 	noDiags(t, e)
-	want(t, e.value(t, "outer", nil), `[true,[1,2,3,true],true,42,"dead"]`)
+	hosttest.Want(t, e.value(t, "outer", nil), `[true,[1,2,3,true],true,42,"dead"]`)
 }
 
 func TestAPINextRaisesWhatTheRestOfTheChainThrew(t *testing.T) {
@@ -1238,6 +1239,6 @@ dsh.on("tools/pre-execute", function(exec, next)
 end)
 `})
 	noDiags(t, e)
-	want(t, e.call(t, "echo", args(t, `{"text":"through"}`)), failure("inner policy broke", info("HarnessError", "POLICY_FAILED")))
-	want(t, e.call(t, "echo", args(t, `{"text":"catch"}`)), failure("caught HarnessError/POLICY_FAILED: inner policy broke", ""))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"through"}`)), hosttest.Failure("inner policy broke", hosttest.Info("HarnessError", "POLICY_FAILED")))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"catch"}`)), hosttest.Failure("caught HarnessError/POLICY_FAILED: inner policy broke", ""))
 }

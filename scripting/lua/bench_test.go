@@ -8,6 +8,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -24,22 +25,10 @@ dsh.tools.register(dsh.define_tool {
 })
 `
 
+// benchGreet measures greet("Ada") on files loaded by the Lua host.
 func benchGreet(b *testing.B, files map[string]string) {
-	e := load(b, files)
-	if len(e.diags) > 0 {
-		b.Fatal(e.diagnostics())
-	}
-	in := engine.Input{CallID: "c1", Name: "greet", Arguments: dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"})}
-	ctx := context.Background()
-	if r := e.svc.Call(ctx, in); r.IsError {
-		b.Fatal(r.Error.Message)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if r := e.svc.Call(ctx, in); r.IsError {
-			b.Fatal(r.Error.Message)
-		}
-	}
+	hosttest.Load(b, hosttest.Lua, hosttest.Config{}, files).Bench(b,
+		engine.Input{CallID: "c1", Name: "greet", Arguments: dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"})})
 }
 
 // BenchmarkLuaGreet is the greet tool written in Lua, through the full

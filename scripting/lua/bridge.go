@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
 )
 
@@ -55,22 +56,9 @@ func (pl *pool) invokeOnce(key int, ctx context.Context, spec callSpec, run func
 	return inst.do(ctx, spec, run)
 }
 
-// key records a callback under the next effect key.
-//
-// Effects of the top level get keys in order (0, 1, …), the same on every
-// instance, which replays the top level. Effects made later, from a call
-// (a registration inside a body), get a key unique in the pool and are
-// pinned to the instance that made them: the others do not have them.
+// key records a callback under the next effect key (see hostapi.Key).
 func (i *instance) key(cb glua.LValue) int {
-	if i.topDone {
-		k := i.pool.pin(i)
-		i.callbacks[k] = cb
-		return k
-	}
-	k := i.seq
-	i.seq++
-	i.callbacks[k] = cb
-	return k
+	return hostapi.Key(i.callbacks, &i.seq, i.topDone, func() int { return i.pool.pin(i) }, cb)
 }
 
 // callback returns the function stored at key, or its field name when the

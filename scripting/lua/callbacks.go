@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // bindDefinition fills def's callbacks with calls into the plugin: each one
@@ -46,21 +47,16 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			}
 			g, err := i.conv.ToGo(v, "value", schema)
 			if err != nil {
-				// The pipeline reports it as the tool's invalid output.
-				pl.log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", name, err))
-				if errors.Is(err, dsl.ErrLimit) {
-					return engine.SnapshotFailure{Err: err}, nil
-				}
-				return nonLossless{}, nil
+				return hostapi.BodyValue(pl.log, name, err), nil
 			}
 			if out == nil || !out.Valid(g) {
 				return g, nil
 			}
 			return i.prerender(key, &done, render, meta, def.Output.PresentationMeta != nil, args, g)
 		})
-		var to *errTimedOut
+		var to *hostapi.TimedOut
 		if pre := done.Load(); err != nil && pre != nil && errors.As(err, &to) {
-			switch to.what {
+			switch to.What {
 			case render.what:
 				return &engine.Prerendered{Value: pre.Value, Err: to}, nil
 			case meta.what:
@@ -119,11 +115,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				}
 				return engine.CallViewFromJSON(g)
 			})
-			if err != nil {
-				pl.log.Warn(fmt.Sprintf("tool %q present_call failed: %v", name, err))
-				return nil
-			}
-			return v.(*engine.CallView)
+			return hostapi.View[engine.CallView](pl.log, name, "present_call", v, err)
 		}
 	}
 	if has("present_result") {
@@ -132,10 +124,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if !valid(args) {
 				return nil
 			}
-			summary := dsl.NewObject(dsl.Member{Key: "content", Value: engine.ContentJSON(r.Content)}, dsl.Member{Key: "isError", Value: r.IsError})
-			if r.HasMeta {
-				summary.Set("meta", r.Meta)
-			}
+			summary := hostapi.SummaryJSON(r)
 			v, err := pl.invoke(key, context.Background(), spec, func(i *instance, L *glua.LState, _ *frame) (any, error) {
 				r, err := i.method(L, key, "present_result", args, summary)
 				if err != nil || r == glua.LNil {
@@ -147,11 +136,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				}
 				return engine.ResultViewFromJSON(g)
 			})
-			if err != nil {
-				pl.log.Warn(fmt.Sprintf("tool %q present_result failed: %v", name, err))
-				return nil
-			}
-			return v.(*engine.ResultView)
+			return hostapi.View[engine.ResultView](pl.log, name, "present_result", v, err)
 		}
 	}
 	for _, field := range []string{"finalize_content", "project_content"} {

@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/capability"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -69,12 +70,12 @@ func echoTool() *engine.Definition {
 func TestTheExamplePlugins(t *testing.T) {
 	e := loadExamples(t)
 	t.Run("word_count.lua counts words", func(t *testing.T) {
-		want(t, e.call(t, "word_count", args(t, `{"text":"the quick brown the fox"}`)), `{"isError":false,"value":{"words":5},"content":[{"type":"text","text":"5 words"}]}`)
-		want(t, e.call(t, "word_count", args(t, `{"text":"the quick The fox","unique":true}`)), `{"isError":false,"value":{"words":3},"content":[{"type":"text","text":"3 words"}]}`)
-		want(t, e.call(t, "word_count", args(t, `{"text":""}`)), `{"isError":false,"value":{"words":0},"content":[{"type":"text","text":"0 words"}]}`)
+		hosttest.Want(t, e.call(t, "word_count", args(t, `{"text":"the quick brown the fox"}`)), `{"isError":false,"value":{"words":5},"content":[{"type":"text","text":"5 words"}]}`)
+		hosttest.Want(t, e.call(t, "word_count", args(t, `{"text":"the quick The fox","unique":true}`)), `{"isError":false,"value":{"words":3},"content":[{"type":"text","text":"3 words"}]}`)
+		hosttest.Want(t, e.call(t, "word_count", args(t, `{"text":""}`)), `{"isError":false,"value":{"words":0},"content":[{"type":"text","text":"0 words"}]}`)
 	})
 	t.Run("word_count.lua validates its arguments", func(t *testing.T) {
-		want(t, e.call(t, "word_count", args(t, `{}`)), failure(`invalid arguments: missing required property "text"`, info("ToolArgsError", "INVALID_ARGS")))
+		hosttest.Want(t, e.call(t, "word_count", args(t, `{}`)), hosttest.Failure(`invalid arguments: missing required property "text"`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 	})
 	t.Run("word_count.lua presents its call and runs in parallel", func(t *testing.T) {
 		def := e.svc.Global().Get("word_count")
@@ -86,12 +87,12 @@ func TestTheExamplePlugins(t *testing.T) {
 		}
 	})
 	t.Run("list_dir.lua lists the workspace", func(t *testing.T) {
-		want(t, e.call(t, "list_dir", nil), `{"isError":false,"value":{"entries":[{"name":".env","size":8,"type":"file"},{"name":"README.md","size":5,"type":"file"},{"name":"src","size":0,"type":"dir"}],"path":".","truncated":false},"content":[{"type":"text","text":".env\nREADME.md\nsrc/"}]}`)
-		want(t, e.call(t, "list_dir", args(t, `{"path":"src"}`)), `{"isError":false,"value":{"entries":[{"name":"main.go","size":13,"type":"file"}],"path":"src","truncated":false},"content":[{"type":"text","text":"main.go"}]}`)
-		want(t, e.call(t, "list_dir", args(t, `{"path":"src","limit":0}`)), `{"isError":false,"value":{"entries":[],"path":"src","truncated":true},"content":[{"type":"text","text":"…"}]}`)
+		hosttest.Want(t, e.call(t, "list_dir", nil), `{"isError":false,"value":{"entries":[{"name":".env","size":8,"type":"file"},{"name":"README.md","size":5,"type":"file"},{"name":"src","size":0,"type":"dir"}],"path":".","truncated":false},"content":[{"type":"text","text":".env\nREADME.md\nsrc/"}]}`)
+		hosttest.Want(t, e.call(t, "list_dir", args(t, `{"path":"src"}`)), `{"isError":false,"value":{"entries":[{"name":"main.go","size":13,"type":"file"}],"path":"src","truncated":false},"content":[{"type":"text","text":"main.go"}]}`)
+		hosttest.Want(t, e.call(t, "list_dir", args(t, `{"path":"src","limit":0}`)), `{"isError":false,"value":{"entries":[],"path":"src","truncated":true},"content":[{"type":"text","text":"…"}]}`)
 	})
 	t.Run("list_dir.lua reports the workspace's refusals", func(t *testing.T) {
-		want(t, e.call(t, "list_dir", args(t, `{"path":"../.."}`)), failure("EOUTSIDE: path resolves outside the workspace: ../..", info("Error", "EOUTSIDE")))
+		hosttest.Want(t, e.call(t, "list_dir", args(t, `{"path":"../.."}`)), hosttest.Failure("EOUTSIDE: path resolves outside the workspace: ../..", hosttest.Info("Error", "EOUTSIDE")))
 		got := e.call(t, "list_dir", args(t, `{"path":"nope"}`))
 		if !strings.Contains(got, `"code":"ENOENT"`) {
 			t.Errorf("got %s", got)
@@ -104,7 +105,7 @@ func TestTheExamplePlugins(t *testing.T) {
 				t.Errorf("%q: %s", cmd, got)
 			}
 		}
-		want(t, e.call(t, "shell", args(t, `{"command":"rm -rf /"}`)), failure("rm -rf is not allowed here", info("PolicyDenied", "SHELL_DENIED")))
+		hosttest.Want(t, e.call(t, "shell", args(t, `{"command":"rm -rf /"}`)), hosttest.Failure("rm -rf is not allowed here", hosttest.Info("PolicyDenied", "SHELL_DENIED")))
 	})
 	t.Run("deny_shell.lua lets other commands and tools through", func(t *testing.T) {
 		for _, cmd := range []string{"ls -la", "rm file.txt", "grep -rf patterns .", "echo dd", "curl https://example.com -o x"} {
@@ -123,16 +124,16 @@ func TestTheExamplePlugins(t *testing.T) {
 				t.Errorf("%q: %s", p, got)
 			}
 		}
-		want(t, e.call(t, "read", args(t, `{"path":"app/.env"}`)), failure("reading or writing .env is not allowed: it holds secrets", ""))
+		hosttest.Want(t, e.call(t, "read", args(t, `{"path":"app/.env"}`)), hosttest.Failure("reading or writing .env is not allowed: it holds secrets", ""))
 		if got := e.call(t, "read", args(t, `{"path":"README.md"}`)); !strings.Contains(got, `"isError":false`) {
 			t.Errorf("README.md: %s", got)
 		}
 	})
 	t.Run("protect_secrets.lua blocks results that carry a secret", func(t *testing.T) {
 		for _, text := range []string{"-----BEGIN RSA PRIVATE KEY-----\nMIIE", "key=AKIAABCDEFGHIJKLMNOP", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789"} {
-			want(t, e.call(t, "say", dsl.NewObject(dsl.Member{Key: "text", Value: text})),
+			hosttest.Want(t, e.call(t, "say", dsl.NewObject(dsl.Member{Key: "text", Value: text})),
 				`{"isError":true,"error":{"message":"The result was withheld: it looked like it contained a secret."},"content":[{"type":"text","text":"The result was withheld: it looked like it contained a secret."}]}`)
 		}
-		want(t, e.call(t, "say", args(t, `{"text":"all clear"}`)), `{"isError":false,"value":"all clear","content":[{"type":"text","text":"all clear"}]}`)
+		hosttest.Want(t, e.call(t, "say", args(t, `{"text":"all clear"}`)), `{"isError":false,"value":"all clear","content":[{"type":"text","text":"all clear"}]}`)
 	})
 }

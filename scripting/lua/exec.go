@@ -2,13 +2,12 @@ package lua
 
 import (
 	"errors"
-	"runtime"
-	"weak"
 
 	glua "github.com/yuin/gopher-lua"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // metatables are the instance's protected metatables of the host objects
@@ -270,16 +269,7 @@ func (i *instance) signalIndex(L *glua.LState) int {
 	return 1
 }
 
-func agentJSON(a *engine.Agent) any {
-	if a == nil {
-		return nil
-	}
-	o := dsl.NewObject(dsl.Member{Key: "id", Value: a.ID()})
-	if a.Parent() != nil {
-		o.Set("parent", agentJSON(a.Parent()))
-	}
-	return o
-}
+func agentJSON(a *engine.Agent) any { return hostapi.AgentJSON(a) }
 
 // tokenValue is the Go value of a token userdata.
 type tokenValue struct{}
@@ -287,30 +277,14 @@ type tokenValue struct{}
 // tokenObject is the opaque userdata standing for an execution token: the
 // same userdata every time the same token reaches the instance, so scripts
 // can compare them with ==.
-//
-// Entries are keyed weakly: once the engine drops a token (its call is long
-// settled), a cleanup forgets its userdata, so the map does not grow with
-// every call ever made.
+// The userdata are forgotten with their tokens (see hostapi.Tokens).
 func (i *instance) tokenObject(L *glua.LState, t *engine.Token) *glua.LUserData {
-	key := weak.Make(t)
-	i.tokensMu.Lock()
-	ud, ok := i.tokens[key]
-	i.tokensMu.Unlock()
-	if ok {
+	return i.tokens.Get(t, func() *glua.LUserData {
+		ud := L.NewUserData()
+		ud.Value = tokenValue{}
+		ud.Metatable = i.mts.token
 		return ud
-	}
-	ud = L.NewUserData()
-	ud.Value = tokenValue{}
-	ud.Metatable = i.mts.token
-	i.tokensMu.Lock()
-	i.tokens[key] = ud
-	i.tokensMu.Unlock()
-	runtime.AddCleanup(t, func(k weak.Pointer[engine.Token]) {
-		i.tokensMu.Lock()
-		delete(i.tokens, k)
-		i.tokensMu.Unlock()
-	}, key)
-	return ud
+	})
 }
 
 // messageSchema makes an empty content table an array.
@@ -328,23 +302,7 @@ func (i *instance) messageFrom(v glua.LValue) (engine.Message, error) {
 	if !ok {
 		return engine.Message{}, errors.New("defer_context(message) needs a message table")
 	}
-	if _, hasID := o.Get("id"); hasID {
-		m, err := engine.MessageFromJSON(o)
-		if err == nil && m.Role != "user" {
-			err = errors.New("a deferred context message must have the user role")
-		}
-		return m, err
-	}
-	c, _ := o.Get("content")
-	content, err := engine.ContentFromJSON(c)
-	if err != nil {
-		return engine.Message{}, err
-	}
-	source, ok := o.Get("source")
-	if !ok {
-		source = dsl.NewObject(dsl.Member{Key: "kind", Value: "plugin"}, dsl.Member{Key: "plugin", Value: i.pool.src.Rel})
-	}
-	return engine.NewUserMessage(content, source), nil
+	return hostapi.DeferredMessage(o, i.pool.src.Rel)
 }
 
 // resultLua converts a result for a script, remembering which engine result

@@ -9,18 +9,19 @@ import (
 	glua "github.com/yuin/gopher-lua"
 
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 	"github.com/dsh-go/dsh/scripting/internal/hostpool"
 	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
 )
 
 // Defaults of the host's deadlines.
 const (
-	DefaultListenerTimeout = 5 * time.Second
-	DefaultGrace           = 100 * time.Millisecond
+	DefaultListenerTimeout = hostapi.DefaultListenerTimeout
+	DefaultGrace           = hostapi.DefaultGrace
 )
 
 // MaxInstances bounds a plugin's instances.
-const MaxInstances = 64
+const MaxInstances = hostapi.MaxInstances
 
 // Host runs plugins written in Lua with gopher-lua. Its zero value is ready
 // to use.
@@ -47,26 +48,11 @@ type Host struct {
 // Extensions returns .lua.
 func (h *Host) Extensions() []string { return []string{".lua"} }
 
-func (h *Host) logger() *slog.Logger {
-	if h.Logger != nil {
-		return h.Logger
-	}
-	return slog.New(slog.DiscardHandler)
-}
+func (h *Host) logger() *slog.Logger { return hostapi.Logger(h.Logger) }
 
-func (h *Host) listenerTimeout() time.Duration {
-	if h.ListenerTimeout > 0 {
-		return h.ListenerTimeout
-	}
-	return DefaultListenerTimeout
-}
+func (h *Host) listenerTimeout() time.Duration { return hostapi.ListenerTimeout(h.ListenerTimeout) }
 
-func (h *Host) grace() time.Duration {
-	if h.Grace > 0 {
-		return h.Grace
-	}
-	return DefaultGrace
-}
+func (h *Host) grace() time.Duration { return hostapi.Grace(h.Grace) }
 
 // Load evaluates a plugin's top level in a fresh instance; its effects go to
 // p, which the loader commits. A plugin that calls dsh.instances(N) gets N-1
@@ -85,15 +71,10 @@ func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 		CloseWait: h.grace(),
 		Logger:    pl.log,
 	})
-	first, err := pl.newInstance(ctx, false)
-	if err != nil {
-		pl.instances.Close()
+	first := func(ctx context.Context) (*instance, error) { return pl.newInstance(ctx, false) }
+	if err := hostapi.Fill(ctx, p, src.Rel, pl.instances, first, func(i *instance) int { return i.wantInstances }); err != nil {
 		return nil, err
 	}
-	if err := pl.instances.Fill(ctx, first, first.wantInstances); err != nil {
-		return nil, &scripting.Diagnostic{File: src.Rel, Message: err.Error(), Err: err}
-	}
-	p.OnClose(pl.instances.Close)
 	return pl, nil
 }
 
@@ -107,9 +88,6 @@ type pool struct {
 	log       *slog.Logger
 	instances *hostpool.Pool[*instance]
 }
-
-// firstDynamicKey is where the keys of effects made after the top level start.
-const firstDynamicKey = hostpool.FirstDynamicKey
 
 // pin returns a new dynamic key served by inst only.
 func (pl *pool) pin(inst *instance) int { return pl.instances.Pin(inst) }

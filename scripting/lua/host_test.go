@@ -3,8 +3,6 @@ package lua_test
 import (
 	"context"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -34,59 +33,32 @@ type option func(*lua.Host, *engine.Service)
 
 func load(t testing.TB, files map[string]string, opts ...option) *env {
 	t.Helper()
-	return loadDir(t, writeFiles(t, files), opts...)
-}
-
-func writeFiles(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for rel, text := range files {
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
+	return loadDir(t, hosttest.WriteFiles(t, files), opts...)
 }
 
 func loadDir(t testing.TB, root string, opts ...option) *env {
 	t.Helper()
-	return loadWith(t, root, true, opts...)
+	return loadWith(t, root, hosttest.Config{}, opts...)
 }
 
 // loadBare is load without the engine's timeout policy, so that a script's
 // tools/execute wrapper is the only one.
 func loadBare(t testing.TB, files map[string]string, opts ...option) *env {
 	t.Helper()
-	return loadWith(t, writeFiles(t, files), false, opts...)
+	return loadWith(t, hosttest.WriteFiles(t, files), hosttest.Config{Bare: true}, opts...)
 }
 
-func loadWith(t testing.TB, root string, policy bool, opts ...option) *env {
+// loadWith loads root with a Lua host as hosttest.Load does; opts tune the
+// host and the service before loading.
+func loadWith(t testing.TB, root string, cfg hosttest.Config, opts ...option) *env {
 	t.Helper()
-	svc := engine.New()
-	if policy {
-		svc.Global().OnExecute(engine.TimeoutPolicy())
-	}
 	host := &lua.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond}
-	for _, o := range opts {
-		o(host, svc)
-	}
-	agents := scripting.NewAgents()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: agents.Agent, LoadTimeout: 2 * time.Second}
-	loaded, diags, err := l.LoadDir(context.Background(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &env{svc: svc, loaded: loaded, diags: diags, agents: agents, scripts: root}
-	t.Cleanup(func() {
-		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
+	e := hosttest.LoadDir(t, host, cfg, root, func(svc *engine.Service) {
+		for _, o := range opts {
+			o(host, svc)
 		}
 	})
-	return e
+	return &env{svc: e.Service, loaded: e.Loaded, diags: e.Diags, agents: e.Agents, scripts: e.Root}
 }
 
 func (e *env) call(t *testing.T, name string, args any) string {
@@ -165,27 +137,6 @@ func noDiags(t *testing.T, e *env) {
 	}
 }
 
-func want(t *testing.T, got, want string) {
-	t.Helper()
-	if got != want {
-		t.Errorf("got  %s\nwant %s", got, want)
-	}
-}
-
-// failure is the exact JSON of a failure whose content is "Error: "+message.
-func failure(message, info string) string {
-	m, _ := dsl.Marshal(message)
-	c, _ := dsl.Marshal("Error: " + message)
-	e := `{"message":` + string(m)
-	if info != "" {
-		e += `,"info":` + info
-	}
-	return `{"isError":true,"error":` + e + `},"content":[{"type":"text","text":` + string(c) + `}]}`
-}
-
-// info is an ErrorInfo's JSON.
-func info(name, code string) string { return `{"name":"` + name + `","code":"` + code + `"}` }
-
 // success is the JSON of a string-valued success rendered as itself.
 func success(v string) string {
 	return `{"isError":false,"value":"` + v + `","content":[{"type":"text","text":"` + v + `"}]}`
@@ -234,8 +185,8 @@ func shellTool() *engine.Definition {
 func TestAToolWrittenInLuaRuns(t *testing.T) {
 	e := load(t, map[string]string{"echo.lua": echo})
 	noDiags(t, e)
-	want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
-	want(t, e.call(t, "echo", args(t, `{}`)), failure(`invalid arguments: missing required property "text"`, info("ToolArgsError", "INVALID_ARGS")))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{"text":"hi"}`)), success("hi"))
+	hosttest.Want(t, e.call(t, "echo", args(t, `{}`)), hosttest.Failure(`invalid arguments: missing required property "text"`, hosttest.Info("ToolArgsError", "INVALID_ARGS")))
 }
 
 // logBuffer is an io.Writer for a slog JSON handler, safe for concurrent use.

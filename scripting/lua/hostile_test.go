@@ -1,7 +1,6 @@
 package lua_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
-	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -47,7 +46,7 @@ func TestABodyThatNeverEndsIsInterruptedAndItsInstanceReplaced(t *testing.T) {
 	for _, way := range []string{"pcall", "return-pcall", "xpcall", "coroutine", "parked", "pattern"} {
 		t.Run("while true do end through "+way+" times out", func(t *testing.T) {
 			start := time.Now()
-			want(t, e.call(t, "spin", dsl.NewObject(dsl.Member{Key: "spin", Value: way})), timedOut)
+			hosttest.Want(t, e.call(t, "spin", dsl.NewObject(dsl.Member{Key: "spin", Value: way})), timedOut)
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("took %v", d)
 			}
@@ -78,37 +77,16 @@ dsh.tools.register { name = "calls", description = "", parameters = { type = "ob
 	}, func(h *lua.Host, _ *engine.Service) { h.ListenerTimeout = 50 * time.Millisecond })
 	noDiags(t, e)
 	e.call(t, "t", nil)
-	want(t, e.value(t, "calls", nil), `1`)
-	want(t, e.call(t, "t", args(t, `{"spin":true}`)), failure("a tools/pre-execute listener timed out after 50ms", ""))
+	hosttest.Want(t, e.value(t, "calls", nil), `1`)
+	hosttest.Want(t, e.call(t, "t", args(t, `{"spin":true}`)), hosttest.Failure("a tools/pre-execute listener timed out after 50ms", ""))
 	t.Run("the next call is served by a fresh instance", func(t *testing.T) {
-		want(t, e.call(t, "t", nil), `{"isError":false,"value":"ran","content":[{"type":"text","text":"rendered"}]}`)
-		want(t, e.value(t, "calls", nil), `1`) // a fresh instance counts from zero
+		hosttest.Want(t, e.call(t, "t", nil), `{"isError":false,"value":"ran","content":[{"type":"text","text":"rendered"}]}`)
+		hosttest.Want(t, e.value(t, "calls", nil), `1`) // a fresh instance counts from zero
 	})
 }
 
-func TestATopLevelInAnEndlessLoopIsInterruptedAtTheLoadDeadline(t *testing.T) {
-	root := writeFiles(t, map[string]string{
-		"spin.lua": "while true do pcall(function() while true do end end) end\n",
-		"ok.lua":   tool("ok", `{ type = "string" }`, `return "ok"`),
-	})
-	svc := engine.New()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{&lua.Host{Grace: 10 * time.Millisecond}}, LoadTimeout: 50 * time.Millisecond}
-	start := time.Now()
-	loaded, diags, err := l.LoadDir(context.Background(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = scripting.DisposeAll(context.Background(), loaded) })
-	if time.Since(start) > 2*time.Second {
-		t.Errorf("loading took %v", time.Since(start))
-	}
-	if len(diags) != 1 || diags[0].Error() != "spin.lua: the top level did not finish within the load deadline" {
-		t.Errorf("diagnostics %v", diags)
-	}
-	if len(loaded) != 1 || svc.Global().Get("ok") == nil {
-		t.Error("the good plugin did not load")
-	}
-}
+// A top level in an endless loop is interrupted at the load deadline: see
+// scripting/internal/hosttest, which runs it for both hosts.
 
 func TestScriptsThatMisbehave(t *testing.T) {
 	t.Run("a top level that fails registers nothing, is reported at its line, and the others load", func(t *testing.T) {
@@ -116,27 +94,27 @@ func TestScriptsThatMisbehave(t *testing.T) {
 			"good.lua": tool("good", `{ type = "string" }`, `return "ok"`),
 			"bad.lua":  "local dsh = require(\"dsh\")\nlocal x = 1\nerror(\"broken at top\")\n",
 		})
-		want(t, strings.Join(e.diagnostics(), "\n"), "bad.lua:3: broken at top")
-		want(t, e.call(t, "good", nil), `{"isError":false,"value":"ok","content":[{"type":"text","text":"rendered"}]}`)
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), "bad.lua:3: broken at top")
+		hosttest.Want(t, e.call(t, "good", nil), `{"isError":false,"value":"ok","content":[{"type":"text","text":"rendered"}]}`)
 	})
 	t.Run("a script that registers then errors has its registrations rolled back", func(t *testing.T) {
 		e := load(t, map[string]string{"half.lua": tool("half", `{ type = "string" }`, `return "x"`) + "\nerror({ message = \"after registering\" })\n"})
-		want(t, strings.Join(e.diagnostics(), "\n"), "half.lua:11: after registering")
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), "half.lua:11: after registering")
 		if e.svc.Global().Get("half") != nil {
 			t.Error("the tool of a plugin that failed is registered")
 		}
 	})
 	t.Run("a syntax error is reported at its line and column", func(t *testing.T) {
 		e := load(t, map[string]string{"syntax.lua": "local a = 1\nlocal = 3\n", "eof.lua": "if x then\n  y = 1\n"})
-		want(t, strings.Join(e.diagnostics(), "\n"), "eof.lua:3: syntax error at the end of the file\nsyntax.lua:2:7: syntax error near '='")
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), "eof.lua:3: syntax error at the end of the file\nsyntax.lua:2:7: syntax error near '='")
 	})
 	t.Run("a binary chunk is refused, as a plugin and through load", func(t *testing.T) {
 		e := load(t, map[string]string{
 			"bin.lua":  "\x1bLua\x51\x00",
 			"load.lua": tool("loader", `{ type = "json" }`, `local f, err = load("\27Lua\81\0\1\4") return { f == nil, err }`),
 		})
-		want(t, strings.Join(e.diagnostics(), "\n"), "bin.lua: attempt to load a binary chunk (only text chunks can be loaded)")
-		want(t, e.value(t, "loader", nil), `[true,"<string>: attempt to load a binary chunk (only text chunks can be loaded)"]`)
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), "bin.lua: attempt to load a binary chunk (only text chunks can be loaded)")
+		hosttest.Want(t, e.value(t, "loader", nil), `[true,"<string>: attempt to load a binary chunk (only text chunks can be loaded)"]`)
 	})
 	t.Run("os and io cannot be required and are not there", func(t *testing.T) {
 		e := load(t, map[string]string{"libs.lua": tool("libs", `{ type = "json" }`, `
@@ -150,7 +128,7 @@ func TestScriptsThatMisbehave(t *testing.T) {
 			r.dofile = (dofile == nil and loadfile == nil and string.dump == nil) and "absent" or "present"
 			return r`)})
 		noDiags(t, e)
-		want(t, e.value(t, "libs", nil), `{"debug":"refused","dofile":"absent","exec":"absent","io":"refused,absent","os":"refused","package":"refused"}`)
+		hosttest.Want(t, e.value(t, "libs", nil), `{"debug":"refused","dofile":"absent","exec":"absent","io":"refused,absent","os":"refused","package":"refused"}`)
 	})
 	t.Run("infinite recursion is a script error, not a crash", func(t *testing.T) {
 		e := load(t, map[string]string{"rec.lua": tool("rec", `{ type = "string" }`, `
@@ -170,14 +148,14 @@ func TestScriptsThatMisbehave(t *testing.T) {
 				t.Errorf("%s: %s", how, got)
 			}
 		}
-		want(t, e.call(t, "rec", dsl.NewObject(dsl.Member{Key: "how", Value: "none"})), `{"isError":false,"value":"fine","content":[{"type":"text","text":"rendered"}]}`)
+		hosttest.Want(t, e.call(t, "rec", dsl.NewObject(dsl.Member{Key: "how", Value: "none"})), `{"isError":false,"value":"fine","content":[{"type":"text","text":"rendered"}]}`)
 	})
 	t.Run("a tool named __index works", func(t *testing.T) {
 		e := load(t, map[string]string{"a.lua": tool("__index", `{ type = "string" }`, `return "index"`),
 			"b.lua": tool("__newindex", `{ type = "string" }`, `return "newindex"`)})
 		noDiags(t, e)
-		want(t, e.value(t, "__index", nil), `"index"`)
-		want(t, e.value(t, "__newindex", nil), `"newindex"`)
+		hosttest.Want(t, e.value(t, "__index", nil), `"index"`)
+		hosttest.Want(t, e.value(t, "__newindex", nil), `"newindex"`)
 	})
 	t.Run("a polluted _G changes nothing for the host", func(t *testing.T) {
 		e := load(t, map[string]string{"g.lua": `
@@ -195,8 +173,8 @@ register { name = "trap", description = "", parameters = { type = "object" },
   execute = function() return undefined_global end }
 `})
 		noDiags(t, e)
-		want(t, e.call(t, "g", nil), `{"isError":false,"value":["g",null],"content":[{"type":"text","text":"fine"}]}`)
-		want(t, e.call(t, "trap", nil), failure("read undefined_global", ""))
+		hosttest.Want(t, e.call(t, "g", nil), `{"isError":false,"value":["g",null],"content":[{"type":"text","text":"fine"}]}`)
+		hosttest.Want(t, e.call(t, "trap", nil), hosttest.Failure("read undefined_global", ""))
 	})
 	t.Run("one plugin cannot change another's strings", func(t *testing.T) {
 		e := load(t, map[string]string{
@@ -215,7 +193,7 @@ register { name = "trap", description = "", parameters = { type = "object" },
 		if !strings.Contains(a, `"meta":"protected"`) || !strings.Contains(a, `"own":"hacked"`) {
 			t.Errorf("a: %s", a)
 		}
-		want(t, e.value(t, "b", nil), `"X"`)
+		hosttest.Want(t, e.value(t, "b", nil), `"X"`)
 	})
 	t.Run("a guard that throws fails closed", func(t *testing.T) {
 		e := load(t, map[string]string{"t.lua": tool("t", `{ type = "string" }`, `return "ran"`),
@@ -239,9 +217,9 @@ func TestADirectoryWithBrokenFilesStillLoadsTheGoodOnes(t *testing.T) {
 		}
 	}
 	e := loadDir(t, root)
-	want(t, strings.Join(e.diagnostics(), "\n"), "b_bad.lua:1: b\n"+
+	hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), "b_bad.lua:1: b\n"+
 		"c_dup.lua:2: tool \"good\" is already registered (for a per-agent variant, register through that agent's scope, `tools.scope(id)`, instead)")
-	want(t, e.value(t, "good", nil), `"ok"`)
+	hosttest.Want(t, e.value(t, "good", nil), `"ok"`)
 }
 
 func TestARendererThatNeverEndsIsCutByItsOwnDeadline(t *testing.T) {
@@ -260,13 +238,13 @@ dsh.tools.register(dsh.define_tool {
 `}, func(h *lua.Host, _ *engine.Service) { h.ListenerTimeout = 50 * time.Millisecond })
 	noDiags(t, e)
 	first := e.value(t, "r", nil)
-	want(t, e.call(t, "r", args(t, `{"spin":"render"}`)),
-		failure(`tool "r" returned invalid output: output.render failed: tool "r" output.render timed out after 50ms`, info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+	hosttest.Want(t, e.call(t, "r", args(t, `{"spin":"render"}`)),
+		hosttest.Failure(`tool "r" returned invalid output: output.render failed: tool "r" output.render timed out after 50ms`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
 	second := e.value(t, "r", nil)
 	if second == first {
 		t.Error("the call after the cut was served by the interrupted instance")
 	}
-	want(t, e.call(t, "r", args(t, `{"spin":"meta"}`)),
-		failure(`tool "r" returned invalid output: output.presentationMeta failed: tool "r" output.presentationMeta timed out after 50ms`, info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
-	want(t, e.call(t, "r", args(t, `{"spin":"none"}`)), `{"isError":false,"value":`+e.value(t, "r", nil)+`,"content":[{"type":"text","text":`+e.value(t, "r", nil)+`}],"meta":{"ok":true}}`)
+	hosttest.Want(t, e.call(t, "r", args(t, `{"spin":"meta"}`)),
+		hosttest.Failure(`tool "r" returned invalid output: output.presentationMeta failed: tool "r" output.presentationMeta timed out after 50ms`, hosttest.Info("ToolOutputError", "INVALID_TOOL_OUTPUT")))
+	hosttest.Want(t, e.call(t, "r", args(t, `{"spin":"none"}`)), `{"isError":false,"value":`+e.value(t, "r", nil)+`,"content":[{"type":"text","text":`+e.value(t, "r", nil)+`}],"meta":{"ok":true}}`)
 }

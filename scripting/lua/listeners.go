@@ -28,12 +28,7 @@ func (i *instance) on(L *glua.LState, agent *engine.Agent) int {
 	pl := i.pool
 	d, err := hostapi.On(pl.plugin, pl.adapters(), i.replay, i.site(L), agent, string(event), key, opts...)
 	if errors.Is(err, hostapi.ErrUnknownEvent) {
-		if key < firstDynamicKey {
-			i.seq-- // not an effect
-		} else {
-			pl.unpin(key)
-		}
-		delete(i.callbacks, key)
+		hostapi.Unkey(i.callbacks, &i.seq, key, pl.unpin)
 		i.throw(L, err)
 	}
 	if err != nil {
@@ -130,7 +125,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			}
 			g, err := i.conv.ToGo(r, "result", resultSchema)
 			if err != nil {
-				return nil, fmt.Errorf("tools/execute wrapper returned an invalid result: %w", err)
+				return nil, hostapi.InvalidResult(err)
 			}
 			return scripting.ReadResult(g)
 		})
@@ -198,14 +193,7 @@ func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 			if err != nil {
 				return nil, err
 			}
-			o := dsl.NewObject(dsl.Member{Key: "kind", Value: string(c.Kind)})
-			if c.Agent != nil {
-				o.Set("agent", c.Agent.ID())
-			}
-			if c.Name != "" {
-				o.Set("name", c.Name)
-			}
-			_, err = i.pcall(L, fn, i.toLua(o))
+			_, err = i.pcall(L, fn, i.toLua(hostapi.ChangeJSON(c)))
 			return nil, err
 		})
 		return err

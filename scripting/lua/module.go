@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // dshModule builds the dsh module of one instance.
@@ -73,11 +74,7 @@ func (i *instance) mark(L *glua.LState, array bool) int {
 
 func instanceCount(v glua.LValue) (int, error) {
 	n, ok := v.(glua.LNumber)
-	f := float64(n)
-	if !ok || f != math.Trunc(f) || f < 1 || f > MaxInstances {
-		return 0, fmt.Errorf("instances must be an integer from 1 to %d", MaxInstances)
-	}
-	return int(f), nil
+	return hostapi.InstanceCount(float64(n), ok)
 }
 
 // logTable builds dsh.log.
@@ -142,17 +139,7 @@ func (i *instance) safeString(v glua.LValue) string {
 }
 
 func (i *instance) logLine(level, msg string, fields []any) {
-	l := i.pool.log
-	switch level {
-	case "debug":
-		l.Debug(msg, fields...)
-	case "warn":
-		l.Warn(msg, fields...)
-	case "error":
-		l.Error(msg, fields...)
-	default:
-		l.Info(msg, fields...)
-	}
+	hostapi.Log(i.pool.log, level, msg, fields)
 }
 
 // site returns where in the plugin's source the current Go function was
@@ -194,14 +181,7 @@ func (i *instance) disposer(L *glua.LState, d engine.Disposer, keys ...int) *glu
 }
 
 // forget drops the dynamic keys' callbacks and pins.
-func (i *instance) forget(keys ...int) {
-	for _, k := range keys {
-		if k >= firstDynamicKey {
-			delete(i.callbacks, k)
-			i.pool.unpin(k)
-		}
-	}
-}
+func (i *instance) forget(keys ...int) { hostapi.Forget(i.callbacks, i.pool.unpin, keys...) }
 
 // effect makes an engine effect that may emit tools/change: after the top
 // level, while the instance serves its queue.
@@ -253,15 +233,7 @@ type defined struct {
 // def, without keeping def alive: entries of collected tables are swept as
 // the map grows.
 func (i *instance) setDefined(def *glua.LTable, d *defined) {
-	if len(i.defined) >= 2*i.swept+64 {
-		for k := range i.defined {
-			if k.Value() == nil {
-				delete(i.defined, k)
-			}
-		}
-		i.swept = len(i.defined)
-	}
-	i.defined[weak.Make(def)] = d
+	hostapi.SetWeak(i.defined, &i.swept, def, d)
 }
 
 // definedOf is what define_tool compiled for def, or nil.
@@ -427,14 +399,11 @@ func (i *instance) definition(obj *glua.LTable, d *defined) (*engine.Definition,
 	return def, nil
 }
 
-// nonLossless stands for values a script gave that are not lossless JSON:
-// raw parameters fail when schemas() projects them, a value or content
-// fails the pipeline's output check, as the spec says.
-type nonLossless struct{}
+// nonLossless stands for values a script gave that are not lossless JSON
+// (see hostapi.NonLossless).
+type nonLossless = hostapi.NonLossless
 
-func schemaError(err error) error {
-	return &dsl.JsonSchemaError{Violations: []string{"schema is not lossless JSON data: " + err.Error()}}
-}
+func schemaError(err error) error { return hostapi.SchemaError(err) }
 
 // guard is tools.guard(fn).
 func (i *instance) guard(L *glua.LState, agent *engine.Agent) int {
@@ -472,29 +441,9 @@ func (i *instance) restrict(L *glua.LState, agent *engine.Agent) int {
 	if o == nil {
 		i.throw(L, errors.New("tools.restrict(filter) needs a filter table {allow?, deny?}"))
 	}
-	var f engine.Filter
-	for _, k := range []string{"allow", "deny"} {
-		raw, ok := o.Get(k)
-		if !ok {
-			continue
-		}
-		list, isList := raw.([]any)
-		names := []string{}
-		for _, n := range list {
-			s, isStr := n.(string)
-			if !isStr {
-				isList = false
-			}
-			names = append(names, s)
-		}
-		if !isList {
-			i.throw(L, fmt.Errorf("tools.restrict(): %s must be an array of tool names", k))
-		}
-		if k == "allow" {
-			f.Allow = names
-		} else {
-			f.Deny = names
-		}
+	f, err := hostapi.Filter(o)
+	if err != nil {
+		i.throw(L, err)
 	}
 	i.seq++ // restrictions take a key too, so replays count alike
 	if i.replay {

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -69,24 +70,24 @@ dsh.tools.register(dsh.define_tool {
 		return e.value(t, "mod", dsl.NewObject(dsl.Member{Key: "case", Value: c}))
 	}
 	t.Run("a host module is dsh.<name> and require(\"dsh.<name>\")", func(t *testing.T) {
-		want(t, call("upper"), `["SHOUT","SAME",true]`)
+		hosttest.Want(t, call("upper"), `["SHOUT","SAME",true]`)
 	})
 	t.Run("its functions have snake_case names", func(t *testing.T) {
-		want(t, call("camel"), `[true,"function","function"]`)
+		hosttest.Want(t, call("camel"), `[true,"function","function"]`)
 	})
 	t.Run("a coded error is raised as a table with its name, code and message", func(t *testing.T) {
-		want(t, call("coded"), `[false,"Error","EINVAL","upper: the argument must be a string","upper: the argument must be a string"]`)
+		hosttest.Want(t, call("coded"), `[false,"Error","EINVAL","upper: the argument must be a string","upper: the argument must be a string"]`)
 	})
 	t.Run("a plain error is raised as a table with its message", func(t *testing.T) {
-		want(t, call("plain"), `[false,"Error",null,"plain failure"]`)
-		want(t, e.call(t, "mod", args(t, `{"case":"uncaught"}`)), failure("plain failure", ""))
+		hosttest.Want(t, call("plain"), `[false,"Error",null,"plain failure"]`)
+		hosttest.Want(t, e.call(t, "mod", args(t, `{"case":"uncaught"}`)), hosttest.Failure("plain failure", ""))
 	})
 	t.Run("arguments arrive as JSON, a trailing options table without its signal", func(t *testing.T) {
-		want(t, call("args"), `[1,"two",{"three":3},{"keep":true}]`)
+		hosttest.Want(t, call("args"), `[1,"two",{"three":3},{"keep":true}]`)
 	})
 	t.Run("arguments and results that are not JSON are refused", func(t *testing.T) {
-		want(t, call("bad-args"), `"dsh.text.echo_args: arguments[0]: a function is not lossless JSON"`)
-		want(t, call("bad-result"), `"dsh.text.bad: value: func() is not lossless JSON"`)
+		hosttest.Want(t, call("bad-args"), `"dsh.text.echo_args: arguments[0]: a function is not lossless JSON"`)
+		hosttest.Want(t, call("bad-result"), `"dsh.text.bad: value: func() is not lossless JSON"`)
 	})
 	t.Run("a blocking host call returns when its call is cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -97,11 +98,11 @@ dsh.tools.register(dsh.define_tool {
 			t.Errorf("the host call was not cancelled (%v)", d)
 		}
 		// The body's success after the cancellation is reported as such.
-		want(t, marshal(t, r), failure("tool call aborted", info("AbortError", "ABORTED")))
+		hosttest.Want(t, marshal(t, r), hosttest.Failure("tool call aborted", hosttest.Info("AbortError", "ABORTED")))
 	})
 	t.Run("an unknown host module is a diagnostic", func(t *testing.T) {
 		e := load(t, map[string]string{"m.lua": "local x = 1\nrequire(\"dsh.nope\")\n"})
-		want(t, strings.Join(e.diagnostics(), "\n"), `m.lua:2: module 'dsh.nope' not found: there is no such host module`)
+		hosttest.Want(t, strings.Join(e.diagnostics(), "\n"), `m.lua:2: module 'dsh.nope' not found: there is no such host module`)
 	})
 }
 
@@ -144,5 +145,5 @@ dsh.tools.register(dsh.define_tool {
 })
 `}, func(h *lua.Host, _ *engine.Service) { h.Modules = mods })
 	noDiags(t, e)
-	want(t, e.value(t, "caps", nil), `{"base":"y.lua","dir":["notes.txt","sub"],"ext":".lua","glob":["notes.txt","sub/new.txt"],"join":"a/c.txt","missing":"ENOENT","outside":[false,"EOUTSIDE"],"read":"one\ntwo\n","run":["hi",3],"stat":5,"write":true}`)
+	hosttest.Want(t, e.value(t, "caps", nil), `{"base":"y.lua","dir":["notes.txt","sub"],"ext":".lua","glob":["notes.txt","sub/new.txt"],"join":"a/c.txt","missing":"ENOENT","outside":[false,"EOUTSIDE"],"read":"one\ntwo\n","run":["hi",3],"stat":5,"write":true}`)
 }

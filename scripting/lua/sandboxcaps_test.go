@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
 
 // The sandbox's caps (internal/sandbox) as a plugin meets them.
@@ -37,7 +39,7 @@ func TestConcatenationAndCoroutinesAreCappedInACall(t *testing.T) {
 	} {
 		t.Run(tc.tool+" fails with the cap's message", func(t *testing.T) {
 			start := time.Now()
-			want(t, e.call(t, tc.tool, nil), failure(tc.message, ""))
+			hosttest.Want(t, e.call(t, tc.tool, nil), hosttest.Failure(tc.message, ""))
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %v", d)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/capability"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
@@ -82,7 +83,7 @@ dsh.tools.register { name = "keys", description = "", parameters = { type = "obj
 		dsl.Member{Key: "scope", Value: sortedNames(append(declared(t, "ScopedTools"), toolsView...))},
 		dsl.Member{Key: "tools", Value: sortedNames(append(declared(t, "Tools"), toolsView...))},
 	)
-	want(t, e.value(t, "keys", nil), marshal(t, w))
+	hosttest.Want(t, e.value(t, "keys", nil), marshal(t, w))
 	t.Run("every capability module is declared", func(t *testing.T) {
 		var names []string
 		for _, m := range mods {
@@ -95,6 +96,6 @@ dsh.tools.register { name = "keys", description = "", parameters = { type = "obj
 				got = append(got, m[1])
 			}
 		}
-		want(t, strings.Join(sortedNames(got), ","), strings.Join(sortedNames(names), ","))
+		hosttest.Want(t, strings.Join(sortedNames(got), ","), strings.Join(sortedNames(names), ","))
 	})
 }

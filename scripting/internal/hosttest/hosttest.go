@@ -2,7 +2,15 @@
 // spirit of k6's modulestest: it loads plugin sources written in JavaScript
 // or Lua into a real engine.Service with a real host, runs calls, and gives
 // tests host modules that misbehave on purpose. Test tables written once
-// against [Lang] run for both languages.
+// against [Lang] run for both languages: a case holds its plugin as a
+// [Source] (the JavaScript and the Lua text) and one expected outcome.
+//
+// The package's own tests are those tables, for what both hosts must do the
+// same: the outcome table of pipeline.md §3.8, class A of issue 12 (an
+// interrupted instance), nesting and fan-out bounds, the memory limit,
+// instances, and the load deadline. A row written in one language only (an
+// alternative JavaScript spelling, say) runs in that language. A host's own
+// package keeps the tests of its API and of its internals.
 package hosttest
 
 import (
@@ -21,12 +29,17 @@ import (
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
-// Config is what the harness sets on a host.
+// Config is what the harness sets on a host, its loader and its engine.
 type Config struct {
 	ListenerTimeout time.Duration // 1s when zero
 	Grace           time.Duration // 20ms when zero
 	Modules         []scripting.Module
 	Logger          *slog.Logger
+	Memory          *scripting.MemoryGuard // none when nil
+	LoadTimeout     time.Duration          // the loader's, 2s when zero
+	// Bare loads without the engine's timeout policy, so that a call has
+	// no deadline unless a script gives it one.
+	Bare bool
 }
 
 func (c Config) withDefaults() Config {
@@ -35,6 +48,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Grace == 0 {
 		c.Grace = 20 * time.Millisecond
+	}
+	if c.LoadTimeout == 0 {
+		c.LoadTimeout = 2 * time.Second
 	}
 	return c
 }
@@ -49,16 +65,31 @@ type Lang struct {
 
 // JS is JavaScript on goja.
 var JS = Lang{Name: "js", Ext: ".js", NewHost: func(c Config) scripting.Host {
-	return &js.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger}
+	return &js.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger, Memory: c.Memory}
 }}
 
 // Lua is Lua on gopher-lua.
 var Lua = Lang{Name: "lua", Ext: ".lua", NewHost: func(c Config) scripting.Host {
-	return &lua.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger}
+	return &lua.Host{ListenerTimeout: c.ListenerTimeout, Grace: c.Grace, Modules: c.Modules, Logger: c.Logger, Memory: c.Memory}
 }}
 
 // Langs returns every language.
 func Langs() []Lang { return []Lang{JS, Lua} }
+
+// File is base with the extension of lang's plugin files.
+func (l Lang) File(base string) string { return base + l.Ext }
+
+// Source is one plugin (or one script snippet) written in each language, so
+// that a table case holds both and one expected outcome.
+type Source struct{ JS, Lua string }
+
+// In returns the source written in lang.
+func (s Source) In(lang Lang) string {
+	if lang.Name == Lua.Name {
+		return s.Lua
+	}
+	return s.JS
+}
 
 // Env is an engine with a scripts directory loaded by one host.
 type Env struct {
@@ -87,18 +118,29 @@ func WriteFiles(t testing.TB, files map[string]string) string {
 }
 
 // Load loads files with lang's host into a fresh engine (with the engine's
-// timeout policy); the plugins are disposed when the test ends. A service
-// option (setup) runs before loading.
+// timeout policy unless cfg.Bare); the plugins are disposed when the test
+// ends. A service option (setup) runs before loading.
 func Load(t testing.TB, lang Lang, cfg Config, files map[string]string, setup ...func(*engine.Service)) *Env {
 	t.Helper()
-	root := WriteFiles(t, files)
+	cfg = cfg.withDefaults()
+	return LoadDir(t, lang.NewHost(cfg), cfg, WriteFiles(t, files), setup...)
+}
+
+// LoadDir is Load for a host made by the caller (tests of one host tune
+// fields the harness does not know, in setup) and an existing scripts
+// directory. Of cfg only Bare and LoadTimeout apply.
+func LoadDir(t testing.TB, host scripting.Host, cfg Config, root string, setup ...func(*engine.Service)) *Env {
+	t.Helper()
+	cfg = cfg.withDefaults()
 	svc := engine.New()
-	svc.Global().OnExecute(engine.TimeoutPolicy())
+	if !cfg.Bare {
+		svc.Global().OnExecute(engine.TimeoutPolicy())
+	}
 	for _, f := range setup {
 		f(svc)
 	}
 	agents := scripting.NewAgents()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{lang.NewHost(cfg.withDefaults())}, Agents: agents.Agent, LoadTimeout: 2 * time.Second}
+	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: agents.Agent, LoadTimeout: cfg.LoadTimeout}
 	loaded, diags, err := l.LoadDir(context.Background(), root)
 	if err != nil {
 		t.Fatal(err)
@@ -221,5 +263,66 @@ func (s *Stall) Wait() {
 	defer s.mu.Unlock()
 	for s.running > 0 {
 		s.cond().Wait()
+	}
+}
+
+// CallWithin is CallJSON that fails the test at once if the call has not
+// returned within d (its goroutine is left behind then).
+func (e *Env) CallWithin(t testing.TB, d time.Duration, name string, args any) string {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		b, err := dsl.Marshal(e.Call(context.Background(), name, args).JSON())
+		if err != nil {
+			b = []byte(err.Error())
+		}
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		return s
+	case <-time.After(d):
+		t.Fatalf("the call has not returned after %v", d)
+		return ""
+	}
+}
+
+// Bench is a benchmark's loop: it fails when the plugins did not load or a
+// first call of in fails, then runs in b.N times, reporting allocations.
+func (e *Env) Bench(b *testing.B, in engine.Input) {
+	b.Helper()
+	e.NoDiagnostics(b)
+	ctx := context.Background()
+	if r := e.Service.Call(ctx, in); r.IsError {
+		b.Fatal(r.Error.Message)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := e.Service.Call(ctx, in); r.IsError {
+			b.Fatal(r.Error.Message)
+		}
+	}
+}
+
+// Failure is the exact JSON of a failed call's result whose content is
+// "Error: "+message; info is the error's info as JSON, or "" for none.
+func Failure(message, info string) string {
+	m, _ := dsl.Marshal(message)
+	c, _ := dsl.Marshal("Error: " + message)
+	e := `{"message":` + string(m)
+	if info != "" {
+		e += `,"info":` + info
+	}
+	return `{"isError":true,"error":` + e + `},"content":[{"type":"text","text":` + string(c) + `}]}`
+}
+
+// Info is the JSON of an error's info.
+func Info(name, code string) string { return `{"name":"` + name + `","code":"` + code + `"}` }
+
+// Want fails the test, going on, when got is not want.
+func Want(t testing.TB, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

@@ -1,0 +1,66 @@
+package hostapi
+
+import (
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// Defaults of a host's deadlines.
+const (
+	DefaultListenerTimeout = 5 * time.Second
+	DefaultGrace           = 100 * time.Millisecond
+)
+
+// MaxInstances bounds a plugin's instances.
+const MaxInstances = 64
+
+// Logger returns l, or a logger that discards when l is nil.
+func Logger(l *slog.Logger) *slog.Logger {
+	if l != nil {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// ListenerTimeout returns d, or [DefaultListenerTimeout] when d is not
+// positive.
+func ListenerTimeout(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return DefaultListenerTimeout
+}
+
+// Grace returns d, or [DefaultGrace] when d is not positive.
+func Grace(d time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return DefaultGrace
+}
+
+// InstanceCount reads the instance count a top level asked for: f, when
+// ok (the script gave a number), is an integer from 1 to [MaxInstances].
+func InstanceCount(f float64, ok bool) (int, error) {
+	if !ok || f != math.Trunc(f) || f < 1 || f > MaxInstances {
+		return 0, fmt.Errorf("instances must be an integer from 1 to %d", MaxInstances)
+	}
+	return int(f), nil
+}
+
+// Log logs a script's line msg at level (dsh.log's "debug", "warn" or
+// "error"; any other is info) with its fields.
+func Log(l *slog.Logger, level, msg string, fields []any) {
+	switch level {
+	case "debug":
+		l.Debug(msg, fields...)
+	case "warn":
+		l.Warn(msg, fields...)
+	case "error":
+		l.Error(msg, fields...)
+	default:
+		l.Info(msg, fields...)
+	}
+}
