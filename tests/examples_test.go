@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
 	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
 )
 
 // The example plugins (scripts/examples/plugins), loaded all together as a
@@ -98,6 +100,70 @@ type exampleEnv struct {
 // newExampleEnv writes files into a fresh workspace and loads the examples.
 func newExampleEnv(t *testing.T, files map[string]string) *exampleEnv {
 	t.Helper()
+	return newExampleEnvIn(t, examplePlugins, files)
+}
+
+// exLang is a language the example policies are written in: the JS set, or
+// the same set with the Lua twins (scripts/examples/lua) in place of the
+// JS policies that have one.
+type exLang struct {
+	name string
+	ext  string // of the twinned policies' files
+	dir  func(t *testing.T) string
+}
+
+// exampleLangs run the twinned policies' cases against each language.
+var exampleLangs = []exLang{
+	{name: "in JavaScript", ext: ".js", dir: func(*testing.T) string { return examplePlugins }},
+	{name: "in Lua", ext: ".lua", dir: luaExampleDir},
+}
+
+// luaTwins are the JS policies whose Lua twins stand in for them.
+var luaTwins = []string{"ask_before_write.js", "audit_log.js", "redact_tokens.ts", "repeat_reminder.js"}
+
+// luaExampleDir copies the example plugins into a temporary folder and
+// swaps in the Lua twins (and their lib/secrets.lua).
+func luaExampleDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(examplePlugins)); err != nil {
+		t.Fatal(err)
+	}
+	luaDir := filepath.Join("..", "scripts", "examples", "lua")
+	for _, js := range luaTwins {
+		if err := os.Remove(filepath.Join(dir, js)); err != nil {
+			t.Fatal(err)
+		}
+		twin := strings.TrimSuffix(js, filepath.Ext(js)) + ".lua"
+		for _, rel := range []string{twin, "lib/secrets.lua"} {
+			b, err := os.ReadFile(filepath.Join(luaDir, filepath.FromSlash(rel)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(rel)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// forEachLang runs f once per language of the example policies.
+func forEachLang(t *testing.T, f func(t *testing.T, l exLang)) {
+	for _, l := range exampleLangs {
+		t.Run(l.name, func(t *testing.T) { f(t, l) })
+	}
+}
+
+// env is an exampleEnv with this language's policies.
+func (l exLang) env(t *testing.T, files map[string]string) *exampleEnv {
+	t.Helper()
+	return newExampleEnvIn(t, l.dir(t), files)
+}
+
+// newExampleEnvIn is newExampleEnv over the plugins of dir.
+func newExampleEnvIn(t *testing.T, dir string, files map[string]string) *exampleEnv {
+	t.Helper()
 	ws := t.TempDir()
 	for rel, text := range files {
 		p := filepath.Join(ws, filepath.FromSlash(rel))
@@ -122,9 +188,9 @@ func newExampleEnv(t *testing.T, files map[string]string) *exampleEnv {
 			}
 			return a
 		}}))
-	host := &js.Host{Logger: logger, Modules: mods}
-	loader := &scripting.Loader{Service: e.svc, Hosts: []scripting.Host{host}, Logger: logger}
-	loaded, diags, err := loader.LoadDir(context.Background(), examplePlugins)
+	hosts := []scripting.Host{&js.Host{Logger: logger, Modules: mods}, &lua.Host{Logger: logger, Modules: mods}}
+	loader := &scripting.Loader{Service: e.svc, Hosts: hosts, Logger: logger}
+	loaded, diags, err := loader.LoadDir(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +311,20 @@ func exQuote(s string) string {
 	b, err := dsl.Marshal(s)
 	if err != nil {
 		panic(err)
+	}
+	return string(b)
+}
+
+// exSortedJSON is a JSON object's text with its members in sorted key order.
+func exSortedJSON(t *testing.T, text string) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return string(b)
 }
@@ -609,158 +689,176 @@ func TestTheProtectSecretsExample(t *testing.T) {
 }
 
 func TestTheAskBeforeWriteExample(t *testing.T) {
-	e := newExampleEnv(t, map[string]string{"keep.txt": "keep\n"})
-	t.Run("a write asks the approval service with a reason", func(t *testing.T) {
-		if r := e.call(t, "write_file", `{"path":"new.txt","content":"12345"}`); r.IsError {
-			t.Fatalf("the write failed: %s", exMarshal(t, r.JSON()))
-		}
-		reqs := e.approvals.requests()
-		if len(reqs) != 1 {
-			t.Fatalf("%d approval requests, want 1", len(reqs))
-		}
-		got := reqs[0]
-		exWant(t, "request", fmt.Sprintf("%s %s %s %q %q", got.Agent.ID(), got.ToolName, got.CallID, got.Reason, got.DisplayReason),
-			fmt.Sprintf("main write_file c%d %q %q", e.calls, "writing new.txt needs approval", "Write 5 characters to new.txt?"))
-	})
-	t.Run("a rejected write is denied and leaves the file alone", func(t *testing.T) {
-		e.approvals.set(engine.Rejected)
-		defer e.approvals.set(engine.AllowedOnce)
-		r := e.call(t, "write_file", `{"path":"keep.txt","content":"gone"}`)
-		exWant(t, "error", exFailure(t, r), `{"message":"the user rejected tool \"write_file\""}`)
-		exWant(t, "file", exRead(t, e, "keep.txt"), "keep\n")
-		if n := len(e.approvals.requests()); n != 1 {
-			t.Errorf("%d approval requests, want 1", n)
-		}
-	})
-	t.Run("a write without an agent to ask through is denied", func(t *testing.T) {
-		r := e.callAs(t, nil, "write_file", `{"path":"keep.txt","content":"gone"}`)
-		exWant(t, "error", exFailure(t, r), `{"message":"tool \"write_file\" requires approval, but the call has no agent to route it through"}`)
-		exWant(t, "file", exRead(t, e, "keep.txt"), "keep\n")
-	})
-	t.Run("other tools do not ask, and guards refuse only after the approval", func(t *testing.T) {
-		e.call(t, "read_file", `{"path":"keep.txt"}`)
-		e.call(t, "write_file", `{"path":".env","content":"x"}`) // the guard runs after approval
-		e.call(t, "shell", `{"command":"rm -rf /"}`)
-		reqs := e.approvals.requests()
-		if len(reqs) != 1 || reqs[0].Reason != "writing .env needs approval" {
-			t.Errorf("requests %+v, want only the write's", reqs)
-		}
+	forEachLang(t, func(t *testing.T, l exLang) {
+		e := l.env(t, map[string]string{"keep.txt": "keep\n"})
+		t.Run("a write asks the approval service with a reason", func(t *testing.T) {
+			if r := e.call(t, "write_file", `{"path":"new.txt","content":"12345"}`); r.IsError {
+				t.Fatalf("the write failed: %s", exMarshal(t, r.JSON()))
+			}
+			reqs := e.approvals.requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d approval requests, want 1", len(reqs))
+			}
+			got := reqs[0]
+			exWant(t, "request", fmt.Sprintf("%s %s %s %q %q", got.Agent.ID(), got.ToolName, got.CallID, got.Reason, got.DisplayReason),
+				fmt.Sprintf("main write_file c%d %q %q", e.calls, "writing new.txt needs approval", "Write 5 characters to new.txt?"))
+		})
+		t.Run("a rejected write is denied and leaves the file alone", func(t *testing.T) {
+			e.approvals.set(engine.Rejected)
+			defer e.approvals.set(engine.AllowedOnce)
+			r := e.call(t, "write_file", `{"path":"keep.txt","content":"gone"}`)
+			exWant(t, "error", exFailure(t, r), `{"message":"the user rejected tool \"write_file\""}`)
+			exWant(t, "file", exRead(t, e, "keep.txt"), "keep\n")
+			if n := len(e.approvals.requests()); n != 1 {
+				t.Errorf("%d approval requests, want 1", n)
+			}
+		})
+		t.Run("a write without an agent to ask through is denied", func(t *testing.T) {
+			r := e.callAs(t, nil, "write_file", `{"path":"keep.txt","content":"gone"}`)
+			exWant(t, "error", exFailure(t, r), `{"message":"tool \"write_file\" requires approval, but the call has no agent to route it through"}`)
+			exWant(t, "file", exRead(t, e, "keep.txt"), "keep\n")
+		})
+		t.Run("other tools do not ask, and guards refuse only after the approval", func(t *testing.T) {
+			e.call(t, "read_file", `{"path":"keep.txt"}`)
+			e.call(t, "write_file", `{"path":".env","content":"x"}`) // the guard runs after approval
+			e.call(t, "shell", `{"command":"rm -rf /"}`)
+			reqs := e.approvals.requests()
+			if len(reqs) != 1 || reqs[0].Reason != "writing .env needs approval" {
+				t.Errorf("requests %+v, want only the write's", reqs)
+			}
+		})
 	})
 }
 
 func TestTheRedactTokensExample(t *testing.T) {
-	secrets := map[string]string{
-		"api-key":        "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
-		"github-token":   "ghp_" + strings.Repeat("A1b2", 9),
-		"aws-access-key": "AKIAIOSFODNN7EXAMPLE",
-		"bearer-token":   "eyJhbGciOiJIUzI1NiJ9.payload.sig",
-		"slack-token":    "xoxb-123456789012-abcdefghij",
-		"aws-secret-key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-	}
-	config := "openai = " + secrets["api-key"] + "\n" +
-		"github = " + secrets["github-token"] + "\n" +
-		"Authorization: Bearer " + secrets["bearer-token"] + "\n" +
-		"aws_access_key_id = " + secrets["aws-access-key"] + "\n" +
-		"aws_secret_access_key = " + secrets["aws-secret-key"] + "\n" +
-		"slack = " + secrets["slack-token"] + "\n" +
-		"plain = nothing to hide\n"
-	e := newExampleEnv(t, map[string]string{"config.txt": config})
-	redacted := []string{
-		"openai = [REDACTED:api-key]",
-		"github = [REDACTED:github-token]",
-		"Authorization: Bearer [REDACTED:bearer-token]",
-		"aws_access_key_id = [REDACTED:aws-access-key]",
-		"aws_secret_access_key = [REDACTED:aws-secret-key]",
-		"slack = [REDACTED:slack-token]",
-		"plain = nothing to hide",
-	}
-	t.Run("a read_file result is redacted in its content, value and card", func(t *testing.T) {
-		args := `{"path":"config.txt"}`
-		r := e.call(t, "read_file", args)
-		all := exMarshal(t, r.JSON())
-		for kind, s := range secrets {
-			if strings.Contains(all, s) {
-				t.Errorf("the %s is still in the result: %s", kind, all)
+	forEachLang(t, func(t *testing.T, l exLang) {
+		secrets := map[string]string{
+			"api-key":        "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+			"github-token":   "ghp_" + strings.Repeat("A1b2", 9),
+			"aws-access-key": "AKIAIOSFODNN7EXAMPLE",
+			"bearer-token":   "eyJhbGciOiJIUzI1NiJ9.payload.sig",
+			"slack-token":    "xoxb-123456789012-abcdefghij",
+			"aws-secret-key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		}
+		config := "openai = " + secrets["api-key"] + "\n" +
+			"github = " + secrets["github-token"] + "\n" +
+			"Authorization: Bearer " + secrets["bearer-token"] + "\n" +
+			"aws_access_key_id = " + secrets["aws-access-key"] + "\n" +
+			"aws_secret_access_key = " + secrets["aws-secret-key"] + "\n" +
+			"slack = " + secrets["slack-token"] + "\n" +
+			"plain = nothing to hide\n"
+		e := l.env(t, map[string]string{"config.txt": config})
+		redacted := []string{
+			"openai = [REDACTED:api-key]",
+			"github = [REDACTED:github-token]",
+			"Authorization: Bearer [REDACTED:bearer-token]",
+			"aws_access_key_id = [REDACTED:aws-access-key]",
+			"aws_secret_access_key = [REDACTED:aws-secret-key]",
+			"slack = [REDACTED:slack-token]",
+			"plain = nothing to hide",
+		}
+		t.Run("a read_file result is redacted in its content, value and card", func(t *testing.T) {
+			args := `{"path":"config.txt"}`
+			r := e.call(t, "read_file", args)
+			all := exMarshal(t, r.JSON())
+			for kind, s := range secrets {
+				if strings.Contains(all, s) {
+					t.Errorf("the %s is still in the result: %s", kind, all)
+				}
 			}
-		}
-		var numbered []string
-		for i, l := range redacted {
-			numbered = append(numbered, fmt.Sprintf("%6d\t%s", i+1, l))
-		}
-		exWant(t, "text", exText(t, r), strings.Join(numbered, "\n"))
-		content, _ := r.Value.(*dsl.Object).Get("content")
-		exWant(t, "value", content.(string), strings.Join(redacted, "\n")+"\n")
-		card := e.resultCard(t, "read_file", args, r)
-		if !strings.Contains(card, `{"number":1,"text":"openai = [REDACTED:api-key]"}`) || strings.Contains(card, secrets["api-key"]) {
-			t.Errorf("card %s", card)
-		}
-	})
-	t.Run("a failure's content is redacted", func(t *testing.T) {
-		r := e.call(t, "read_file", `{"path":"`+secrets["api-key"]+`.txt"}`)
-		exWant(t, "content", exText(t, r), "Error: ENOENT: no such file or directory: [REDACTED:api-key].txt")
-	})
-	t.Run("a grep's matching lines are redacted", func(t *testing.T) {
-		args := `{"pattern":"` + secrets["aws-access-key"] + `"}`
-		r := e.call(t, "grep", args)
-		exWant(t, "content", exText(t, r), "config.txt:4: aws_access_key_id = [REDACTED:aws-access-key]")
-		exWant(t, "result card", e.resultCard(t, "grep", args, r), `{"card":"search","shape":"matches","title":"Grep /`+secrets["aws-access-key"]+`/",`+
-			`"files":[{"path":"config.txt","matches":[{"lineNumber":4,"line":"aws_access_key_id = [REDACTED:aws-access-key]"}]}],"truncated":false,"total":1}`)
-	})
-	t.Run("content made from the arguments is redacted", func(t *testing.T) {
-		r := e.call(t, "grep", `{"pattern":"sk-`+strings.Repeat("z", 30)+`"}`)
-		exWant(t, "content", exText(t, r), "No lines match /[REDACTED:api-key]/.")
-	})
-	t.Run("results without tokens are left alone", func(t *testing.T) {
-		exWant(t, "text", exText(t, e.call(t, "shell", `{"command":"echo sk-short"}`)), "sk-short\n[exit status 0]")
+			var numbered []string
+			for i, l := range redacted {
+				numbered = append(numbered, fmt.Sprintf("%6d\t%s", i+1, l))
+			}
+			exWant(t, "text", exText(t, r), strings.Join(numbered, "\n"))
+			content, _ := r.Value.(*dsl.Object).Get("content")
+			exWant(t, "value", content.(string), strings.Join(redacted, "\n")+"\n")
+			card := e.resultCard(t, "read_file", args, r)
+			if !strings.Contains(card, `{"number":1,"text":"openai = [REDACTED:api-key]"}`) || strings.Contains(card, secrets["api-key"]) {
+				t.Errorf("card %s", card)
+			}
+		})
+		t.Run("a failure's content is redacted", func(t *testing.T) {
+			r := e.call(t, "read_file", `{"path":"`+secrets["api-key"]+`.txt"}`)
+			exWant(t, "content", exText(t, r), "Error: ENOENT: no such file or directory: [REDACTED:api-key].txt")
+		})
+		t.Run("a grep's matching lines are redacted", func(t *testing.T) {
+			args := `{"pattern":"` + secrets["aws-access-key"] + `"}`
+			r := e.call(t, "grep", args)
+			exWant(t, "content", exText(t, r), "config.txt:4: aws_access_key_id = [REDACTED:aws-access-key]")
+			exWant(t, "result card", e.resultCard(t, "grep", args, r), `{"card":"search","shape":"matches","title":"Grep /`+secrets["aws-access-key"]+`/",`+
+				`"files":[{"path":"config.txt","matches":[{"lineNumber":4,"line":"aws_access_key_id = [REDACTED:aws-access-key]"}]}],"truncated":false,"total":1}`)
+		})
+		t.Run("content made from the arguments is redacted", func(t *testing.T) {
+			r := e.call(t, "grep", `{"pattern":"sk-`+strings.Repeat("z", 30)+`"}`)
+			exWant(t, "content", exText(t, r), "No lines match /[REDACTED:api-key]/.")
+		})
+		t.Run("results without tokens are left alone", func(t *testing.T) {
+			exWant(t, "text", exText(t, e.call(t, "shell", `{"command":"echo sk-short"}`)), "sk-short\n[exit status 0]")
+		})
 	})
 }
 
 func TestTheAuditLogExample(t *testing.T) {
-	e := newExampleEnv(t, map[string]string{"notes.txt": "hi\n"})
-	e.logs.lines("") // drop the load's lines
-	e.call(t, "read_file", `{"path":"notes.txt"}`)
-	e.callAs(t, nil, "read_file", `{"path":"nope.txt"}`)
-	e.call(t, "shell", `{"command":"echo sk-abcdefghijklmnopqrstuvwxyz"}`)
-	e.call(t, "glob", `{"pattern":"`+strings.Repeat("x", 300)+`"}`)
-	exWant(t, "log", strings.Join(e.logs.lines("audit_log.js"), "\n"), strings.Join([]string{
-		`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"read_file","callId":"c1","args":"{\"path\":\"notes.txt\"}","outcome":"ok","agent":"main"}`,
-		`{"level":"WARN","msg":"tool call failed","plugin":"audit_log.js","tool":"read_file","callId":"c2","args":"{\"path\":\"nope.txt\"}","outcome":"error","code":"ENOENT","error":"ENOENT: no such file or directory: nope.txt"}`,
-		`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"shell","callId":"c3","args":"{\"command\":\"echo [REDACTED:api-key]\"}","outcome":"ok","agent":"main"}`,
-		`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"glob","callId":"c4","args":"{\"pattern\":\"` + strings.Repeat("x", 200-len(`{"pattern":"`)) + `…","outcome":"ok","agent":"main"}`,
-	}, "\n"))
+	forEachLang(t, func(t *testing.T, l exLang) {
+		e := l.env(t, map[string]string{"notes.txt": "hi\n"})
+		e.logs.lines("") // drop the load's lines
+		e.call(t, "read_file", `{"path":"notes.txt"}`)
+		e.callAs(t, nil, "read_file", `{"path":"nope.txt"}`)
+		e.call(t, "shell", `{"command":"echo sk-abcdefghijklmnopqrstuvwxyz"}`)
+		e.call(t, "glob", `{"pattern":"`+strings.Repeat("x", 300)+`"}`)
+		want := []string{
+			`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"read_file","callId":"c1","args":"{\"path\":\"notes.txt\"}","outcome":"ok","agent":"main"}`,
+			`{"level":"WARN","msg":"tool call failed","plugin":"audit_log.js","tool":"read_file","callId":"c2","args":"{\"path\":\"nope.txt\"}","outcome":"error","code":"ENOENT","error":"ENOENT: no such file or directory: nope.txt"}`,
+			`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"shell","callId":"c3","args":"{\"command\":\"echo [REDACTED:api-key]\"}","outcome":"ok","agent":"main"}`,
+			`{"level":"INFO","msg":"tool call","plugin":"audit_log.js","tool":"glob","callId":"c4","args":"{\"pattern\":\"` + strings.Repeat("x", 200-len(`{"pattern":"`)) + `…","outcome":"ok","agent":"main"}`,
+		}
+		// The same fields, whatever their order (Lua tables keep none).
+		plugin := "audit_log" + l.ext
+		for i := range want {
+			want[i] = exSortedJSON(t, strings.Replace(want[i], `"plugin":"audit_log.js"`, `"plugin":"`+plugin+`"`, 1))
+		}
+		got := e.logs.lines(plugin)
+		for i := range got {
+			got[i] = exSortedJSON(t, got[i])
+		}
+		exWant(t, "log", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	})
 }
 
 func TestTheRepeatReminderExample(t *testing.T) {
-	e := newExampleEnv(t, map[string]string{"notes.txt": "hi\n"})
-	same := []string{`{"path":"notes.txt","limit":5}`, `{"limit":5,"path":"notes.txt"}`}
-	var reminded []string
-	for n := 1; n <= 9; n++ {
-		r := e.call(t, "read_file", same[n%2])
-		e.call(t, "read_file", `{"path":"notes.txt","limit":`+fmt.Sprint(n+5)+`}`) // other arguments: not counted
-		if len(r.AdditionalContexts) == 0 {
-			continue
-		}
-		if len(r.AdditionalContexts) != 1 {
-			t.Fatalf("call %d has %d contexts", n, len(r.AdditionalContexts))
-		}
-		m := r.AdditionalContexts[0]
-		reminded = append(reminded, fmt.Sprint(n))
-		exWant(t, fmt.Sprintf("reminder %d", n), exMarshal(t, dsl.NewObject(
-			dsl.Member{Key: "role", Value: m.Role}, dsl.Member{Key: "content", Value: engine.ContentJSON(m.Content)}, dsl.Member{Key: "source", Value: m.Source})),
-			`{"role":"user","content":[{"type":"text","text":"Reminder: you have called read_file `+fmt.Sprint(n)+` times with exactly these arguments. `+
-				`Repeating it will not change the result: use what you already have, or try something else."}],"source":{"kind":"plugin","plugin":"repeat_reminder.js"}}`)
-		if len(m.ID) != 36 {
-			t.Errorf("message id %q is not a UUID", m.ID)
-		}
-	}
-	exWant(t, "reminded at", strings.Join(reminded, ","), "3,5,8")
-	t.Run("another agent's calls are counted apart", func(t *testing.T) {
-		other := engine.NewAgent("other", nil)
-		for n := 1; n <= 3; n++ {
-			r := e.callAs(t, other, "read_file", same[0])
-			if got := len(r.AdditionalContexts) > 0; got != (n == 3) {
-				t.Errorf("call %d reminded: %v", n, got)
+	forEachLang(t, func(t *testing.T, l exLang) {
+		e := l.env(t, map[string]string{"notes.txt": "hi\n"})
+		same := []string{`{"path":"notes.txt","limit":5}`, `{"limit":5,"path":"notes.txt"}`}
+		var reminded []string
+		for n := 1; n <= 9; n++ {
+			r := e.call(t, "read_file", same[n%2])
+			e.call(t, "read_file", `{"path":"notes.txt","limit":`+fmt.Sprint(n+5)+`}`) // other arguments: not counted
+			if len(r.AdditionalContexts) == 0 {
+				continue
+			}
+			if len(r.AdditionalContexts) != 1 {
+				t.Fatalf("call %d has %d contexts", n, len(r.AdditionalContexts))
+			}
+			m := r.AdditionalContexts[0]
+			reminded = append(reminded, fmt.Sprint(n))
+			exWant(t, fmt.Sprintf("reminder %d", n), exMarshal(t, dsl.NewObject(
+				dsl.Member{Key: "role", Value: m.Role}, dsl.Member{Key: "content", Value: engine.ContentJSON(m.Content)}, dsl.Member{Key: "source", Value: m.Source})),
+				`{"role":"user","content":[{"type":"text","text":"Reminder: you have called read_file `+fmt.Sprint(n)+` times with exactly these arguments. `+
+					`Repeating it will not change the result: use what you already have, or try something else."}],"source":{"kind":"plugin","plugin":"repeat_reminder`+l.ext+`"}}`)
+			if len(m.ID) != 36 {
+				t.Errorf("message id %q is not a UUID", m.ID)
 			}
 		}
+		exWant(t, "reminded at", strings.Join(reminded, ","), "3,5,8")
+		t.Run("another agent's calls are counted apart", func(t *testing.T) {
+			other := engine.NewAgent("other", nil)
+			for n := 1; n <= 3; n++ {
+				r := e.callAs(t, other, "read_file", same[0])
+				if got := len(r.AdditionalContexts) > 0; got != (n == 3) {
+					t.Errorf("call %d reminded: %v", n, got)
+				}
+			}
+		})
 	})
 }
