@@ -64,7 +64,9 @@ func TestRunUsageError(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock")) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+}
 
 // TestRunCallsInProcess runs plugins in-process: every goroutine the
 // session started (interpreters, the prompt's reader) ends with Run.

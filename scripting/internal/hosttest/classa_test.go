@@ -15,7 +15,9 @@ import (
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock")) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+}
 
 // plugins is the plugin every case loads, per language: tools that spin,
 // wedge in the stall module, or answer at once with their instance's id.
