@@ -181,6 +181,12 @@ func TestConfExecutionBasics(t *testing.T) {
 }
 
 func TestConfOutputContract(t *testing.T) {
+	t.Run("a value its host could not snapshot fails as INVALID_TOOL_OUTPUT naming why", func(t *testing.T) {
+		svc := engine.New()
+		cfMustRegister(t, svc.Global(), cfConst("too-deep", engine.SnapshotFailure{Err: errors.New(`"value" nesting deeper than 100000 levels`)}))
+		r := cfCall(svc, "too-deep", cfObj())
+		cfExpect(t, r, cfCoded(t, `tool "too-deep" returned invalid output: value snapshot failed: "value" nesting deeper than 100000 levels`, "ToolOutputError", "INVALID_TOOL_OUTPUT"))
+	})
 	t.Run("case 38: a body value that is not lossless or violates the schema fails as INVALID_TOOL_OUTPUT", func(t *testing.T) {
 		svc := engine.New()
 		lossy := cfConst("lossy-output", func() {})

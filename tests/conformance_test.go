@@ -331,19 +331,8 @@ func (c *confCase) run(t *testing.T, lang string) {
 		Agents:      agents.Agent,
 		LoadTimeout: 2 * time.Second,
 	}
-	loaded, diags, err := loader.LoadDir(context.Background(), root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
-		}
-	})
-	for _, d := range diags {
-		t.Errorf("%s: diagnostic: %v", c.file, d)
-	}
-	if len(diags) > 0 || len(loaded) != 1 {
+	loaded := loadAll(t, loader, root, c.file+": ")
+	if len(loaded) != 1 {
 		t.Fatalf("%s: %d plugins loaded, want 1", c.file, len(loaded))
 	}
 	for i, call := range c.calls {

@@ -190,23 +190,30 @@ func newExampleEnvIn(t *testing.T, dir string, files map[string]string) *example
 		}}))
 	hosts := []scripting.Host{&js.Host{Logger: logger, Modules: mods}, &lua.Host{Logger: logger, Modules: mods}}
 	loader := &scripting.Loader{Service: e.svc, Hosts: hosts, Logger: logger}
+	e.loaded = loadAll(t, loader, dir, "")
+	return e
+}
+
+// loadAll loads every plugin of dir, fails tb on an error or a diagnostic
+// (each reported, prefixed by what), and disposes the plugins when tb ends.
+func loadAll(tb testing.TB, loader *scripting.Loader, dir, what string) []*scripting.Loaded {
+	tb.Helper()
 	loaded, diags, err := loader.LoadDir(context.Background(), dir)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
+			tb.Error(err)
 		}
 	})
 	for _, d := range diags {
-		t.Errorf("diagnostic: %v", d)
+		tb.Errorf("%sdiagnostic: %v", what, d)
 	}
 	if len(diags) > 0 {
-		t.FailNow()
+		tb.FailNow()
 	}
-	e.loaded = loaded
-	return e
+	return loaded
 }
 
 // exArgs parses JSON text into arguments.

@@ -113,21 +113,7 @@ func BenchmarkExamplePolicySet(b *testing.B) {
 				&js.Host{Logger: logger, Modules: mods},
 				&lua.Host{Logger: logger, Modules: mods},
 			}}
-			loaded, diags, err := loader.LoadDir(context.Background(), dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() {
-				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-					b.Error(err)
-				}
-			})
-			for _, d := range diags {
-				b.Errorf("diagnostic: %v", d)
-			}
-			if len(diags) > 0 {
-				b.FailNow()
-			}
+			loaded := loadAll(b, loader, dir, "")
 			if want := 1 + len(examplePolicies); lang != "" && len(loaded) != want {
 				b.Fatalf("%d plugins loaded, want %d", len(loaded), want)
 			}

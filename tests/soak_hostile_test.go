@@ -94,15 +94,7 @@ func soakRun(t *testing.T, hostile bool, calls int) []time.Duration {
 	svc.Global().OnExecute(engine.TimeoutPolicy())
 	loader := &scripting.Loader{Service: svc, Hosts: []scripting.Host{&js.Host{}, &lua.Host{}}}
 	ctx := context.Background()
-	loaded, diags, err := loader.LoadDir(ctx, dir)
-	if err != nil || len(diags) > 0 {
-		t.Fatalf("loading: %v %v", err, diags)
-	}
-	defer func() {
-		for _, l := range loaded {
-			_ = l.Dispose(ctx)
-		}
-	}()
+	loadAll(t, loader, dir, "")
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
