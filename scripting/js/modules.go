@@ -43,7 +43,7 @@ func (i *instance) hostModule(vm *goja.Runtime, name string) (goja.Value, error)
 				if ctx == nil {
 					ctx = context.Background()
 				}
-				v, err := f(ctx, args)
+				v, err := i.loop.Block(func() (any, error) { return f(ctx, args) })
 				if err != nil {
 					throw(vm, err)
 				}

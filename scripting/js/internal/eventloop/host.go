@@ -24,16 +24,58 @@ import (
 // returns, the outcome is dropped.
 func (l *Loop) Go(vm *goja.Runtime, ctx context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any, err error) (goja.Value, error)) *goja.Promise {
 	p, resolve, reject := vm.NewPromise()
-	wctx, release := l.workContext(ctx)
-	owner := l.owner
 	l.workers.Add(1)
+	l.spawn(&inlineWork{ctx: ctx, work: work, settle: settle, resolve: resolve, reject: reject, owner: l.owner})
+	return p
+}
+
+// GoInline is Go for work whose outcome the caller driving the loop waits
+// for anyway (a listener's next(), which runs the rest of its chain): when
+// the current entry runs on behalf of the Run whose caller drives the loop
+// (see Run), the work runs on that caller's goroutine once the entry is
+// over, with the runtime released meanwhile (the work may call into this
+// loop again), and settles without a goroutine switch. Otherwise it is Go.
+//
+// Two things differ from Go when it runs inline: work's context is ctx
+// itself (the caller is waiting, so the loop's end need not cancel it), and
+// the driving Run returns only after the work did, even if it settled
+// earlier (a listener that races next() against a timer).
+func (l *Loop) GoInline(vm *goja.Runtime, ctx context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any, err error) (goja.Value, error)) *goja.Promise {
+	if l.driving == nil || l.owner != l.driving || l.driving.finished {
+		return l.Go(vm, ctx, work, settle)
+	}
+	p, resolve, reject := vm.NewPromise()
+	if ctx == nil {
+		ctx = l.ctx
+	}
+	l.workers.Add(1)
+	l.inline = append(l.inline, &inlineWork{ctx: ctx, work: work, settle: settle, resolve: resolve, reject: reject, owner: l.owner, p: p})
+	return p
+}
+
+// inlineWork is host work and how to settle its promise.
+type inlineWork struct {
+	ctx             context.Context
+	work            func(ctx context.Context) (any, error)
+	settle          func(vm *goja.Runtime, v any, err error) (goja.Value, error)
+	resolve, reject func(any) error
+	owner           *run
+	p               *goja.Promise // inline only: its promise
+	completes       *run          // inline only: the Run that returned p
+	v               any           // the outcome, once run inline
+	err             error
+}
+
+// spawn runs w on a goroutine of its own, counted in workers already, and
+// posts the outcome back to the loop.
+func (l *Loop) spawn(w *inlineWork) {
+	wctx, release := l.workContext(w.ctx)
 	go func() {
 		defer l.workers.Done()
-		v, err := runWork(wctx, work)
+		v, err := runWork(wctx, w.work)
 		release()
-		l.post(item{fn: func() { l.settleGo(resolve, reject, settle, v, err) }, owner: owner})
+		l.post(item{fn: func() { l.settleGo(w.resolve, w.reject, w.settle, v, err) }, owner: w.owner})
 	}()
-	return p
 }
 
 func (l *Loop) workContext(ctx context.Context) (context.Context, func()) {
@@ -98,4 +140,48 @@ func (l *Loop) convertKeep(err error) error {
 		return err
 	}
 	return l.convert(err)
+}
+
+// Block runs f, Go work a host function does synchronously for script code
+// and that may block (a synchronous host module function), so that the
+// caller of a Run driving the loop is never stuck in it past the Run's
+// deadline: on the loop goroutine, f runs in place, as it always did; while
+// a caller drives the loop, f runs on a goroutine of its own and Block
+// returns the stop reason as soon as the loop stops (the goroutine is left
+// to finish, as a stuck loop goroutine would have been, and Close and
+// Abandon wait for it). A panic in f is re-raised on the caller. Call it on
+// the loop.
+func (l *Loop) Block(f func() (any, error)) (any, error) {
+	if !l.callerDriving.Load() {
+		return f()
+	}
+	type outcome struct {
+		v     any
+		err   error
+		panic any
+	}
+	ch := make(chan outcome, 1)
+	l.workers.Add(1)
+	go func() {
+		defer l.workers.Done()
+		var o outcome
+		func() {
+			defer func() {
+				if x := recover(); x != nil {
+					o = outcome{panic: x}
+				}
+			}()
+			o.v, o.err = f()
+		}()
+		ch <- o
+	}()
+	select {
+	case o := <-ch:
+		if o.panic != nil {
+			panic(o.panic)
+		}
+		return o.v, o.err
+	case <-l.quit:
+		return nil, l.Err()
+	}
 }

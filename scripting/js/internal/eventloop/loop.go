@@ -92,6 +92,13 @@ type Loop struct {
 	vm   *goja.Runtime
 	goid int64
 
+	// drive is the runtime itself: whoever holds it (the loop goroutine, or
+	// a Run's caller driving the loop, see Run) may touch the loop-only
+	// state below. After exit it is never released.
+	drive sync.Mutex
+	// callerDriving is set while a Run's caller holds drive (for Close).
+	callerDriving atomic.Bool
+
 	// Cross-goroutine state.
 	mu          sync.Mutex
 	inbox       []item
@@ -115,9 +122,15 @@ type Loop struct {
 	wdArmed        atomic.Bool
 	orphans        orphanState
 
-	// Loop-only state below: touched by the loop goroutine only.
+	// Loop-only state below: touched only by whoever holds drive.
 	spare    []item
 	leftover []item
+
+	// driving is the Run whose caller drives the loop now (nil when the
+	// loop goroutine does), and inline the work GoInline left for that
+	// caller to run once the current entry is over.
+	driving *run
+	inline  []*inlineWork
 
 	tramp       goja.Callable // runs the current job inside a JS frame
 	attach      goja.Callable // attach(promise, id): Go-side then
@@ -171,6 +184,9 @@ type run struct {
 	done     func(vm *goja.Runtime, v goja.Value, err error) (any, error)
 	state    atomic.Int32
 	res      chan result // one slot; written exactly once, by the loop
+	fin      atomic.Bool // its result is (being) delivered
+	// causedStop: this Run's cancellation interrupted the loop (under mu).
+	causedStop bool
 
 	// Loop-only.
 	finished bool
@@ -234,6 +250,10 @@ func New(opts Options) (*Loop, error) {
 // Close and ErrInterrupted (or the ErrBroken reason) on a broken loop. Run
 // must not be called on the loop itself: it would wait for a job that cannot
 // start.
+//
+// When the runtime is idle, the caller drives the loop itself (see the
+// package documentation, "Who runs the runtime"): fn, done and whatever
+// else is due run on the calling goroutine, with no hand-off.
 func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, error), onCancel func(vm *goja.Runtime), done func(vm *goja.Runtime, v goja.Value, err error) (any, error)) (any, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -242,17 +262,16 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 		return nil, err
 	}
 	r := &run{ctx: ctx, fn: fn, onCancel: onCancel, done: done, res: make(chan result, 1)}
-	// With a deadline, the hard timer is armed up front for deadline+grace, so
-	// that the interrupt does not wait for this goroutine to be scheduled once
-	// at the deadline first: with few Ps and a script hogging one, each
-	// wake-up can cost a preemption period (10 ms).
-	var hard *time.Timer
-	deadline, hasDeadline := ctx.Deadline()
-	if hasDeadline {
-		hard = time.NewTimer(time.Until(deadline) + l.grace)
-		defer hard.Stop()
+	if ctx.Done() != nil {
+		defer l.watchCancel(r)()
 	}
-	if !l.post(item{run: r}) {
+	if l.drive.TryLock() {
+		if l.stopped.Load() {
+			l.drive.Unlock()
+			return nil, notStarted{l.Err()}
+		}
+		l.driveFor(r)
+	} else if !l.post(item{run: r}) {
 		return nil, notStarted{l.Err()}
 	}
 	select {
@@ -260,36 +279,62 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 		return res.v, res.err
 	case <-l.quit:
 		return l.afterQuit(r)
-	case <-ctx.Done():
 	}
-	if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
-		return nil, ctx.Err()
+}
+
+// watchCancel makes the end of r's ctx cancel r, whoever runs the loop: before
+// the job starts, r returns ctx.Err(); after, onCancel is posted and the
+// runtime is interrupted if r has not settled within the grace. The
+// returned function stops watching.
+func (l *Loop) watchCancel(r *run) (stop func()) {
+	ctx := r.ctx
+	var (
+		mu   sync.Mutex
+		hard *time.Timer
+		over bool
+	)
+	interrupt := func() {
+		if !r.fin.Load() {
+			l.stopFor(r, ErrInterrupted)
+		}
 	}
-	l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
-	// The grace counts from the end of ctx: the deadline, or now if it was
-	// cancelled earlier.
-	if end := time.Now().Add(l.grace); hard == nil {
-		hard = time.NewTimer(l.grace)
-		defer hard.Stop()
-	} else if deadline.Add(l.grace).After(end) {
-		hard.Reset(l.grace)
+	// With a deadline, the hard timer is armed up front for deadline+grace,
+	// so that the interrupt does not wait for a goroutine to be scheduled
+	// once at the deadline first: with few Ps and a script hogging one,
+	// each wake-up can cost a preemption period (10 ms).
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		hard = time.AfterFunc(time.Until(deadline)+l.grace, interrupt)
 	}
-	select {
-	case res := <-r.res:
-		return res.v, res.err
-	case <-l.quit:
-		return l.afterQuit(r)
-	case <-hard.C:
+	stopCtx := context.AfterFunc(ctx, func() {
+		if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
+			r.fin.Store(true)
+			r.res <- result{nil, ctx.Err()}
+			return
+		}
+		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
+		// The grace counts from the end of ctx: the deadline, or now if it
+		// was cancelled earlier.
+		mu.Lock()
+		defer mu.Unlock()
+		if over {
+			return
+		}
+		if hard == nil {
+			hard = time.AfterFunc(l.grace, interrupt)
+		} else if end := time.Now().Add(l.grace); deadline.Add(l.grace).After(end) {
+			hard.Reset(l.grace)
+		}
+	})
+	return func() {
+		stopCtx()
+		mu.Lock()
+		over = true
+		if hard != nil {
+			hard.Stop()
+		}
+		mu.Unlock()
 	}
-	select {
-	case res := <-r.res: // settled at the last moment
-		return res.v, res.err
-	default:
-	}
-	if l.stop(ErrInterrupted, true) {
-		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, ctx.Err())
-	}
-	return nil, l.Err()
 }
 
 // afterQuit is Run's answer once the loop stopped: its result if the loop
@@ -303,20 +348,159 @@ func (l *Loop) afterQuit(r *run) (any, error) {
 	if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
 		return nil, notStarted{l.Err()}
 	}
+	l.mu.Lock()
+	caused := r.causedStop
+	l.mu.Unlock()
+	if caused {
+		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctx.Err())
+	}
 	return nil, l.Err()
+}
+
+// driveFor runs r's job on the calling goroutine, which holds drive, and
+// goes on serving the loop while r is unfinished and jobs are waiting:
+// what r's job started and posted (its settlements), and the work it left
+// to its caller (GoInline), run meanwhile with the runtime released. It
+// returns with drive released and r finished, or left to whoever serves
+// the loop next (the loop goroutine was woken for every job posted).
+func (l *Loop) driveFor(r *run) {
+	l.callerDriving.Store(true)
+	l.driving = r
+	l.curRun, l.owner = r, r
+	l.enter()
+	l.afterEnter()
+	l.owner = nil
+	for !l.stopped.Load() && !r.fin.Load() {
+		if len(l.inline) > 0 {
+			if !l.runInline() {
+				return // drive was released, and another driver holds it now
+			}
+			continue
+		}
+		it, ok := l.pop()
+		if !ok {
+			break
+		}
+		l.serveItem(it)
+	}
+	l.release()
+}
+
+// release ends a caller's drive: the work it left is handed to goroutines
+// of its own, as Go does, and drive is released.
+func (l *Loop) release() {
+	for _, w := range l.inline {
+		if l.stopped.Load() {
+			l.workers.Done() // its promise can never settle now
+			continue
+		}
+		if w.completes != nil {
+			l.attachRun(w.completes, w.p) // as if it had not been linked
+		}
+		l.spawn(w)
+	}
+	clear(l.inline)
+	l.inline = l.inline[:0]
+	l.driving = nil
+	l.callerDriving.Store(false)
+	l.drive.Unlock()
+}
+
+// runInline runs the work left for the driving caller, in order, with the
+// runtime released meanwhile (the work may call into this loop again), and
+// settles it: at once if it gets the runtime back, through the inbox
+// otherwise. It reports whether the caller holds drive again.
+func (l *Loop) runInline() bool {
+	work := l.inline
+	l.inline = nil
+	r := l.driving
+	l.driving = nil
+	l.callerDriving.Store(false)
+	l.drive.Unlock()
+	for _, w := range work {
+		w.v, w.err = runWork(w.ctx, w.work)
+	}
+	l.workers.Add(-len(work))
+	if !l.drive.TryLock() {
+		for _, w := range work {
+			l.post(item{fn: func() { l.settleInline(w) }, owner: w.owner})
+		}
+		return false
+	}
+	l.callerDriving.Store(true)
+	l.driving = r
+	for _, w := range work {
+		if l.stopped.Load() {
+			break
+		}
+		l.cur, l.owner = func() { l.settleInline(w) }, w.owner
+		l.enter()
+		l.afterEnter()
+		l.owner = nil
+	}
+	return true
+}
+
+// settleInline settles the promise of work run inline. When a Run's job
+// returned that very promise (a listener's `return next()`), the Run
+// completes with its outcome here, without the reactions attach would
+// have added.
+func (l *Loop) settleInline(w *inlineWork) {
+	l.settleGo(w.resolve, w.reject, w.settle, w.v, w.err)
+	r := w.completes
+	if r == nil || l.stopped.Load() {
+		return
+	}
+	switch w.p.State() {
+	case goja.PromiseStateFulfilled:
+		l.complete(r, w.p.Result(), nil)
+	case goja.PromiseStateRejected:
+		delete(l.unhandled, w.p) // handled: by r
+		l.complete(r, nil, l.Thrown(l.vm, w.p.Result()))
+	default: // resolved with a thenable it now follows
+		l.attachRun(r, w.p)
+	}
+}
+
+// pop takes the first job of the inbox.
+func (l *Loop) pop() (item, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.inbox) == 0 {
+		return item{}, false
+	}
+	it := l.inbox[0]
+	l.inbox[0] = item{}
+	l.inbox = l.inbox[1:]
+	return it, true
+}
+
+// serveItem runs one job of the inbox.
+func (l *Loop) serveItem(it item) {
+	if it.run != nil {
+		l.curRun, l.owner = it.run, it.run
+	} else {
+		l.cur, l.owner = it.fn, it.owner
+	}
+	l.enter()
+	l.afterEnter()
+	l.owner = nil
 }
 
 // Close stops the loop: running script code is interrupted, timers are
 // dropped, pending Runs return ErrClosed and Go work contexts are cancelled.
-// Unless called on the loop goroutine itself, Close then waits until the
+// Unless called while script code runs (from the loop itself, or beside a
+// caller driving it: Close cannot tell which), Close then waits until the
 // goroutine has exited and every Go work function has returned, so nothing
 // outlives it (a work function that ignores its context delays Close; a
 // script stuck inside a native function delays it until that returns).
 // Close is idempotent and may be called from any goroutine, at any time.
 func (l *Loop) Close() {
 	l.stop(ErrClosed, false)
-	if curGoid() == l.goid {
-		return // on the loop: it exits once the current job unwinds
+	if l.callerDriving.Load() || curGoid() == l.goid {
+		// On the loop (or, it cannot tell, beside a caller driving it): it
+		// exits once the current job unwinds.
+		return
 	}
 	<-l.done
 	l.workers.Wait()
@@ -375,10 +559,21 @@ func (l *Loop) Err() error {
 // stop records the first stop reason, wakes everyone and interrupts running
 // script code. It reports whether this call stopped the loop.
 func (l *Loop) stop(reason error, broken bool) bool {
+	return l.stopBy(nil, reason, broken)
+}
+
+// stopFor breaks the loop with reason because r's cancellation ran past
+// the grace: r then returns an error matching reason and its ctx's error.
+func (l *Loop) stopFor(r *run, reason error) bool { return l.stopBy(r, reason, true) }
+
+func (l *Loop) stopBy(r *run, reason error, broken bool) bool {
 	l.mu.Lock()
 	if l.reason != nil {
 		l.mu.Unlock()
 		return false
+	}
+	if r != nil {
+		r.causedStop = true
 	}
 	l.reason = reason
 	l.broken = broken
@@ -419,6 +614,9 @@ func (l *Loop) report(err error) {
 }
 
 func (l *Loop) main(ready chan<- error) {
+	// The loop goroutine holds drive but while it waits in serve; it holds it
+	// again for exit and never releases it after that.
+	l.drive.Lock()
 	defer l.exit()
 	l.goid = curGoid()
 	if err := l.init(); err != nil {
@@ -615,7 +813,9 @@ func (l *Loop) native(name string, length int, f func(goja.FunctionCall) goja.Va
 	return obj
 }
 
-// serve is the loop: inbox jobs, then due timers, then sleep.
+// serve is the loop goroutine's part: inbox jobs, then due timers, then
+// sleep with the runtime released (a Run's caller may drive it meanwhile).
+// It returns with drive held.
 func (l *Loop) serve() {
 	l.orphans.on = l.orphans.budget > 0
 	for {
@@ -628,15 +828,7 @@ func (l *Loop) serve() {
 				l.leftover = append(l.leftover, items[i:]...)
 				return
 			}
-			it := items[i]
-			if it.run != nil {
-				l.curRun, l.owner = it.run, it.run
-			} else {
-				l.cur, l.owner = it.fn, it.owner
-			}
-			l.enter()
-			l.afterEnter()
-			l.owner = nil
+			l.serveItem(items[i])
 		}
 		clear(items)
 		l.spare = items[:0]
@@ -647,14 +839,16 @@ func (l *Loop) serve() {
 		if l.stopped.Load() {
 			return
 		}
-		var due <-chan time.Time // nil (never ready) without timers: cheaper select
-		if len(l.timers) > 0 {
-			due = l.tmr.C
-		}
+		l.drive.Unlock()
+		// The timer is stopped while there are none: its channel never
+		// fires then. A driving caller that sets one resets it.
 		select {
 		case <-l.wake:
-		case <-due:
+		case <-l.tmr.C:
 		case <-l.quit:
+		}
+		l.drive.Lock()
+		if l.stopped.Load() {
 			return
 		}
 	}
@@ -770,14 +964,26 @@ func (l *Loop) startRun(r *run) {
 		delete(l.unhandled, p) // handled: by this Run
 		l.complete(r, nil, l.Thrown(l.vm, p.Result()))
 	default:
-		l.awaitSeq++
-		id := l.awaitSeq
-		l.awaiting[id] = r
-		if _, err := l.attach(goja.Undefined(), v, l.vm.ToValue(id)); err != nil {
-			delete(l.awaiting, id)
-			if !l.stopped.Load() {
-				l.complete(r, nil, l.convert(err))
+		for _, w := range l.inline {
+			if w.p == p && w.completes == nil {
+				w.completes = r // settleInline completes r
+				return
 			}
+		}
+		l.attachRun(r, p)
+	}
+}
+
+// attachRun has r wait for its pending promise p: two reactions attached
+// Go-side (see the package documentation) record the outcome for done.
+func (l *Loop) attachRun(r *run, p *goja.Promise) {
+	l.awaitSeq++
+	id := l.awaitSeq
+	l.awaiting[id] = r
+	if _, err := l.attach(goja.Undefined(), l.vm.ToValue(p), l.vm.ToValue(id)); err != nil {
+		delete(l.awaiting, id)
+		if !l.stopped.Load() {
+			l.complete(r, nil, l.convert(err))
 		}
 	}
 }
@@ -856,6 +1062,7 @@ func (l *Loop) deliver(r *run, v any, err error) {
 	}
 	r.finished = true
 	delete(l.active, r)
+	r.fin.Store(true)
 	r.res <- result{v, err}
 	if r == l.owner && l.orphans.on && l.orphans.from == 0 {
 		l.orphanStart() // the rest of the entry is left behind by r
@@ -906,12 +1113,21 @@ func (l *Loop) exit() {
 	for _, it := range items {
 		if r := it.run; r != nil && r.state.CompareAndSwap(int32(runQueued), int32(runStarted)) {
 			r.finished = true
+			r.fin.Store(true)
 			r.res <- result{nil, notStarted{reason}}
 		}
 	}
 	for r := range l.active {
 		if !r.finished {
 			r.finished = true
+			r.fin.Store(true)
+			l.mu.Lock()
+			caused := r.causedStop
+			l.mu.Unlock()
+			if caused {
+				r.res <- result{nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctx.Err())}
+				continue
+			}
 			r.res <- result{nil, reason}
 		}
 	}
