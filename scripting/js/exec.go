@@ -33,6 +33,7 @@ type execFns struct {
 	// with signal, read-only (listenerProto) or writable (wrapperProto),
 	// and for bodies with deferContext and concludeTurn too.
 	listenerProto, wrapperProto, bodyProto *goja.Object
+
 }
 
 // argsEntry is a listener's execution object's arguments: the snapshot, and
@@ -158,19 +159,24 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
 	fns := i.execFuncs(vm)
-	set := func(k string, v any) {
-		_ = o.DefineDataProperty(k, vm.ToValue(v), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	// define makes a read-only, enumerable own property (frozen below).
+	define := func(k string, v goja.Value) {
+		_ = o.DefineDataProperty(k, v, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
-	set("callId", exec.CallID())
-	set("rootCallId", exec.RootCallID())
-	set("name", exec.Name())
+	id := vm.ToValue(exec.CallID())
+	define("callId", id)
+	if root := exec.RootCallID(); root != exec.CallID() {
+		id = vm.ToValue(root)
+	}
+	define("rootCallId", id)
+	define("name", i.nameValue(vm, exec.Name()))
 	if run != nil {
 		// A body's exec.arguments is its args, converted already.
 		args, err := i.argsJS(vm, exec.Arguments())
 		if err != nil {
 			return nil, nil, err
 		}
-		_ = o.DefineDataProperty("arguments", args, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		define("arguments", args)
 	} else {
 		// A listener's are converted on first read (a pass-through policy
 		// never reads them), and stay readable after its call settled.
@@ -178,14 +184,14 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 		_ = o.DefineAccessorProperty("arguments", fns.getArgs, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
 	if a := exec.Agent(); a != nil {
-		_ = o.DefineDataProperty("agent", i.agentObject(vm, a), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		define("agent", i.agentObject(vm, a))
 	} else {
-		set("agent", goja.Undefined())
+		define("agent", goja.Undefined())
 	}
 	if t := exec.Parent(); t != nil {
-		_ = o.DefineDataProperty("parent", i.tokenObject(vm, t), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		define("parent", i.tokenObject(vm, t))
 	} else {
-		set("parent", goja.Undefined())
+		define("parent", goja.Undefined())
 	}
 	// The signal is made on first read: most calls never look at it, and an
 	// AbortController costs more than the rest of the object. One made after
@@ -208,11 +214,6 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	}
 	i.live[o] = live
 	return o, func() { delete(i.live, o) }, nil
-}
-
-func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
-	v, _ := toJS(vm, hostapi.AgentJSON(a))
-	return v
 }
 
 // tokenObject is the opaque frozen object standing for an execution token:

@@ -176,6 +176,7 @@ type instance struct {
 	defined   map[weak.Pointer[goja.Object]]*defined   // defineTool results, forgotten with them (loop-owned)
 	swept     int                                      // len(defined) after its last sweep
 	settled   map[string]goja.Value                    // plainSettled's promises (loop-owned)
+	caches    caches                                   // conversions calls share (loop-owned)
 	args      map[weak.Pointer[goja.Object]]*argsEntry // listeners' lazy exec.arguments (loop-owned)
 	argsSwept int
 	dsh       *goja.Object // the dsh module

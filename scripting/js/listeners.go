@@ -7,7 +7,6 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
@@ -64,8 +63,15 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func
 				return vm.ToValue(p)
 			}
 		}
+		// A pre- or post-execute chain (now is set) runs listeners only:
+		// its caller waits for it and may run it itself (GoInline). A
+		// wrapper's next() runs the tool, on a goroutine of its own.
+		spawn := i.loop.Go
+		if now != nil {
+			spawn = i.loop.GoInline
+		}
 		c := ctx()
-		return vm.ToValue(i.loop.Go(vm, c, work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+		return vm.ToValue(spawn(vm, c, work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 			if err != nil {
 				return nil, err
 			}
@@ -79,30 +85,19 @@ func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func
 // and frozen with its value: the end of a chain answers the same every time.
 // It returns nil for any other decision.
 func (i *instance) plainSettled(vm *goja.Runtime, v any) goja.Value {
-	var kind string
-	switch d := v.(type) {
-	case engine.PreDecision:
-		if d != engine.Allow() {
-			return nil
-		}
-		kind = "allow"
-	case engine.PostDecision:
-		if d.Kind != engine.PostAccept || d.HasContent || d.HasValue || d.Feedback != nil || d.AdditionalContexts != nil {
-			return nil
-		}
-		kind = "accept"
-	default:
+	kind := plainKind(v)
+	if kind == "" {
 		return nil
 	}
 	if p := i.settled[kind]; p != nil {
 		return p
 	}
-	val, err := toJS(vm, dsl.NewObject(dsl.Member{Key: "kind", Value: kind}))
-	if err != nil {
+	d := i.plainDecision(vm, kind)
+	if d == nil {
 		return nil
 	}
 	p, resolve, _ := vm.NewPromise()
-	_ = resolve(val)
+	_ = resolve(d.value)
 	pv := vm.ToValue(p)
 	if o, ok := pv.(*goja.Object); ok {
 		if err := jsvalue.Freeze(vm, o); err != nil {
@@ -130,10 +125,13 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 				d, err := next()
 				return d, err
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return toJS(vm, scripting.PreDecisionJSON(v.(engine.PreDecision)))
+				return i.preDecisionJS(vm, v.(engine.PreDecision))
 			})
 			return fn(obj, e, n)
-		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			if p, ok := i.readPlain(vm, "allow", v); ok {
+				return p.pre, nil
+			}
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
 				return nil, hostapi.InvalidDecision(hostapi.PreExecute, err)
@@ -194,7 +192,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if err != nil {
 				return nil, err
 			}
-			rv, err := toJS(vm, r.JSON())
+			rv, err := i.resultValue(vm, r)
 			if err != nil {
 				return nil, err
 			}
@@ -203,10 +201,13 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			}, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return toJS(vm, scripting.PostDecisionJSON(v.(engine.PostDecision)))
+				return i.postDecisionJS(vm, v.(engine.PostDecision))
 			})
 			return fn(obj, e, rv, n)
-		}, func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+			if p, ok := i.readPlain(vm, "accept", v); ok {
+				return p.post, nil
+			}
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
 				return nil, hostapi.InvalidDecision(hostapi.PostExecute, err)
@@ -228,7 +229,7 @@ func (pl *pool) resultObserver(key int) engine.ResultObserver {
 			if err != nil {
 				return nil, err
 			}
-			rv, err := toJS(vm, r.JSON())
+			rv, err := i.resultValue(vm, r)
 			if err != nil {
 				return nil, err
 			}

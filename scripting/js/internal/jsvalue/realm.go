@@ -104,7 +104,16 @@ type Realm struct {
 	// Object.prototype that reading a property starts with.
 	descriptorKeyValues [len(descriptorKeys)]goja.Value
 
-	spare *toGo // the state of the last ToGo, kept for the next
+	spare   *toGo // the state of the last ToGo, kept for the next
+	spareJS *toJS // and of the last ToJS
+
+	// arg is the argument list call passes a built-in, kept between calls
+	// (the built-ins called keep no reference to it); target and the two
+	// functions below are Freeze's and PreventExtensions' object and work,
+	// made once so that a call makes no closure.
+	arg                       [1]goja.Value
+	target                    *goja.Object
+	freezeFn, preventExtendFn func()
 
 	fast *layout // goja's verified layout for ToGo's fast path, or nil
 
@@ -156,6 +165,8 @@ func NewRealm(vm *goja.Runtime) (*Realm, error) {
 	}
 	r.noCopyStrings = [2]reflect.Type{reflect.TypeOf(vm.ToValue("a")), reflect.TypeOf(vm.ToValue(strings.Repeat("a", 17)))}
 	r.utf16Type = findUTF16Type()
+	r.freezeFn = func() { r.call(builtinFreeze, r.target) }
+	r.preventExtendFn = func() { r.call(builtinPreventExtensions, r.target) }
 	return r, nil
 }
 
@@ -239,7 +250,19 @@ func (r *Realm) Runtime() *goja.Runtime { return r.vm }
 // goja.AssertFunction instead would enter and leave the runtime, and leaving
 // at the top level runs the queued promise jobs: script code.
 func (r *Realm) call(fn int, o *goja.Object) goja.Value {
-	return r.builtins[fn](goja.FunctionCall{This: goja.Undefined(), Arguments: []goja.Value{o}})
+	r.arg[0] = o
+	v := r.builtins[fn](goja.FunctionCall{This: goja.Undefined(), Arguments: r.arg[:]})
+	r.arg[0] = nil
+	return v
+}
+
+// with runs f (freezeFn or preventExtendFn) on obj in vm.Try.
+func (r *Realm) with(obj *goja.Object, f func()) *goja.Exception {
+	prev := r.target // nil unless a caller is in the middle of one
+	r.target = obj
+	ex := r.vm.Try(f)
+	r.target = prev
+	return ex
 }
 
 // Freeze freezes obj as Object.freeze would, using the built-in captured by
@@ -252,7 +275,7 @@ func (r *Realm) Freeze(obj *goja.Object) error {
 	if isProxy(obj) {
 		return errors.New("jsvalue: a Proxy cannot be frozen without running its traps")
 	}
-	if ex := r.vm.Try(func() { r.call(builtinFreeze, obj) }); ex != nil {
+	if ex := r.with(obj, r.freezeFn); ex != nil {
 		return fmt.Errorf("jsvalue: freezing threw: %w", ex)
 	}
 	return nil
@@ -265,7 +288,7 @@ func (r *Realm) PreventExtensions(obj *goja.Object) error {
 	if obj == nil || isProxy(obj) {
 		return errors.New("jsvalue: PreventExtensions needs an ordinary object")
 	}
-	if ex := r.vm.Try(func() { r.call(builtinPreventExtensions, obj) }); ex != nil {
+	if ex := r.with(obj, r.preventExtendFn); ex != nil {
 		return fmt.Errorf("jsvalue: preventing extensions threw: %w", ex)
 	}
 	return nil

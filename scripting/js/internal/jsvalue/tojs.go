@@ -29,13 +29,35 @@ import (
 // containers are sealed with the Object.freeze and Object.preventExtensions
 // captured by NewRealm.
 func (r *Realm) ToJS(v any) (goja.Value, error) {
-	c := toJS{r: r, lim: r.limitsFor(Limits{}), nodes: 1, bytes: dsl.ValueBytes}
-	var out goja.Value
-	var err error
-	if ex := r.vm.Try(func() { out, err = c.run(v) }); ex != nil {
+	c := r.spareJS
+	if c == nil {
+		c = &toJS{r: r}
+		c.runIn = c.runInput
+	} else {
+		r.spareJS = nil // in case a conversion ever starts another one
+	}
+	c.lim, c.nodes, c.bytes = r.limitsFor(Limits{}), 1, dsl.ValueBytes
+	c.in = v
+	ex := r.vm.Try(c.runIn)
+	out, err := c.out, c.err
+	c.reset()
+	r.spareJS = c
+	if ex != nil {
 		return nil, fmt.Errorf("jsvalue: building the value threw: %w", ex)
 	}
 	return out, err
+}
+
+// runInput converts c.in into c.out and c.err, for vm.Try without a closure
+// made per call.
+func (c *toJS) runInput() { c.out, c.err = c.run(c.in) }
+
+// reset clears c for the next ToJS, keeping its buffers.
+func (c *toJS) reset() {
+	clear(c.stack[:cap(c.stack)])
+	c.stack = c.stack[:0]
+	clear(c.open)
+	c.in, c.out, c.err = nil, nil, nil
 }
 
 // jsFrame is a Go container being converted.
@@ -54,6 +76,7 @@ type sliceID struct {
 }
 
 // toJS is the state of one ToJS call. It walks with an explicit stack.
+// The Realm keeps the last one for the next call (see Realm.ToJS).
 type toJS struct {
 	r     *Realm
 	stack []jsFrame
@@ -61,6 +84,11 @@ type toJS struct {
 	lim   Limits
 	nodes int // values so far
 	bytes int // size so far, as Limits.MaxBytes counts it
+
+	in    any        // the value to convert
+	out   goja.Value // and what it became
+	err   error
+	runIn func() // runInput, made once
 }
 
 func (c *toJS) run(v any) (goja.Value, error) {
@@ -68,10 +96,10 @@ func (c *toJS) run(v any) (goja.Value, error) {
 		return nil, dsl.BytesError("value", c.lim.MaxBytes)
 	}
 	val, f, err := c.enter(v)
-	if err != nil || f == nil {
+	if err != nil || f.n < 0 {
 		return val, err
 	}
-	if err := c.push(f); err != nil {
+	if err := c.push(&f); err != nil {
 		return nil, err
 	}
 	for {
@@ -112,43 +140,46 @@ func (c *toJS) run(v any) (goja.Value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if cf == nil {
+		if cf.n < 0 {
 			f.vals[f.i-1] = val
 			continue
 		}
-		if err := c.push(cf); err != nil {
+		if err := c.push(&cf); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// enter converts a scalar, or returns a frame for a container.
-func (c *toJS) enter(v any) (goja.Value, *jsFrame, error) {
+// noFrame is what enter returns with a scalar: a frame with n < 0.
+var noFrame = jsFrame{n: -1}
+
+// enter converts a scalar, or returns a frame for a container (n >= 0).
+func (c *toJS) enter(v any) (goja.Value, jsFrame, error) {
 	switch x := v.(type) {
 	case nil:
-		return goja.Null(), nil, nil
+		return goja.Null(), noFrame, nil
 	case bool:
-		return c.r.vm.ToValue(v), nil, nil
+		return c.r.vm.ToValue(v), noFrame, nil
 	case string:
 		// Measured before it is converted: goja copies a non-ASCII string.
 		if c.bytes += len(x); c.bytes > c.lim.MaxBytes {
-			return nil, nil, dsl.BytesError(c.path(), c.lim.MaxBytes)
+			return nil, noFrame, dsl.BytesError(c.path(), c.lim.MaxBytes)
 		}
 		if utf8.ValidString(x) {
-			return c.r.vm.ToValue(v), nil, nil
+			return c.r.vm.ToValue(v), noFrame, nil
 		}
 	case float64:
 		if !math.IsNaN(x) && !math.IsInf(x, 0) && (x != 0 || !math.Signbit(x)) {
-			return c.r.vm.ToValue(v), nil, nil
+			return c.r.vm.ToValue(v), noFrame, nil
 		}
 	case *dsl.Object:
 		if x != nil {
 			n := x.Len()
-			return nil, &jsFrame{obj: x, n: n, id: x}, nil
+			return nil, jsFrame{obj: x, n: n, id: x}, nil
 		}
 	case []any:
 		if x != nil {
-			f := &jsFrame{list: x, n: len(x)}
+			f := jsFrame{list: x, n: len(x)}
 			if len(x) > 0 {
 				f.id = sliceID{&x[0], len(x)}
 			}
@@ -159,7 +190,7 @@ func (c *toJS) enter(v any) (goja.Value, *jsFrame, error) {
 	// refusing what is beyond the limits before copying it.
 	nv, err := dsl.SnapshotWithin(c.path(), v, c.lim)
 	if err != nil {
-		return nil, nil, err
+		return nil, noFrame, err
 	}
 	return c.enter(nv)
 }
