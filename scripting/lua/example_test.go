@@ -45,5 +45,5 @@ func ExampleHost() {
 	fmt.Println(r.Error.Message, r.Error.Info.Code)
 	// Output:
 	// {"isError":false,"value":{"words":4},"content":[{"type":"text","text":"4 words"}]}
-	// rm -rf is not allowed here SHELL_DENIED
+	// shell command refused: recursive removal of /, ~ or $HOME SHELL_DENIED
 }

@@ -36,15 +36,20 @@ const RULES = [
 ];
 
 on("tools/pre-execute", async (exec, next) => {
-  const command = exec.arguments && exec.arguments.command;
-  if (exec.name === "shell" && typeof command === "string") {
-    const rule = RULES.find((r) => r.pattern.test(command));
-    if (rule) {
-      return {
-        kind: "deny",
-        reason: `shell command refused: ${rule.why}`,
-        info: { name: "PolicyDenied", code: "SHELL_DENIED", reason: rule.id },
-      };
+  // The name first: the host converts a listener's exec.arguments on first
+  // read, so other tools' calls pass without that cost. Reading them has
+  // no effect, so skipping the read changes no decision.
+  if (exec.name === "shell") {
+    const command = exec.arguments && exec.arguments.command;
+    if (typeof command === "string") {
+      const rule = RULES.find((r) => r.pattern.test(command));
+      if (rule) {
+        return {
+          kind: "deny",
+          reason: `shell command refused: ${rule.why}`,
+          info: { name: "PolicyDenied", code: "SHELL_DENIED", reason: rule.id },
+        };
+      }
     }
   }
   return next();

@@ -10,7 +10,8 @@ const PATH_KEYS = ["path", "include", "pattern", "cwd"];
 tools.guard((exec) => {
   const args = exec.arguments;
   if (!args || typeof args !== "object") return undefined;
-  for (const key of PATH_KEYS) {
+  for (let i = 0; i < PATH_KEYS.length; i++) { // an index, not an iterator: cheaper, same keys in the same order
+    const key = PATH_KEYS[i];
     const value = args[key];
     // grep's pattern is a regular expression, not a file name.
     if (typeof value !== "string" || (exec.name === "grep" && key === "pattern")) continue;

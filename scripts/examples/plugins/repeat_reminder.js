@@ -6,14 +6,25 @@ import { on } from "dsh";
 const REMIND_AT = new Set([3, 5, 8]);
 const MAX_KEYS = 1000; // calls remembered, oldest forgotten first
 const counts = new Map(); // key → identical calls so far
+let size = 0; // counts.size, kept here: a read of it is a call into the host
 
 // JSON with object keys sorted at every level: equal arguments, equal text.
+// Loops and + build the same text as map and join would for JSON values
+// (every part is a string), with fewer calls into the host; one key needs
+// no sort.
 function canonical(v) {
-  if (Array.isArray(v)) return "[" + v.map(canonical).join(",") + "]";
-  if (v !== null && typeof v === "object") {
-    return "{" + Object.keys(v).sort().map((k) => JSON.stringify(k) + ":" + canonical(v[k])).join(",") + "}";
+  if (v === null || typeof v !== "object") return JSON.stringify(v === undefined ? null : v);
+  let s;
+  if (Array.isArray(v)) {
+    s = "[";
+    for (let i = 0; i < v.length; i++) s += (i > 0 ? "," : "") + canonical(v[i]);
+    return s + "]";
   }
-  return JSON.stringify(v === undefined ? null : v);
+  const keys = Object.keys(v);
+  if (keys.length > 1) keys.sort();
+  s = "{";
+  for (let i = 0; i < keys.length; i++) s += (i > 0 ? "," : "") + JSON.stringify(keys[i]) + ":" + canonical(v[keys[i]]);
+  return s + "}";
 }
 
 // A random version 4 UUID: context messages need an id.
@@ -30,9 +41,13 @@ on("tools/post-execute", async (exec, result, next) => {
   const decision = await next();
   const key = `${exec.agent ? exec.agent.id : ""}\u0000${exec.name}\u0000${canonical(exec.arguments)}`;
   const n = (counts.get(key) || 0) + 1;
-  counts.delete(key); // re-insert: the Map's order is then least recently used first
+  if (n > 1) counts.delete(key); // re-insert: the Map's order is then least recently used first
+  else size++;
   counts.set(key, n);
-  if (counts.size > MAX_KEYS) counts.delete(counts.keys().next().value);
+  if (size > MAX_KEYS) {
+    counts.delete(counts.keys().next().value);
+    size--;
+  }
   if (!REMIND_AT.has(n)) return decision;
   /** @type {import("dsh").UserMessage} */
   const reminder = {

@@ -15,8 +15,19 @@ const TOKENS: { kind: string; pattern: RegExp }[] = [
   { kind: "bearer-token", pattern: /(\bBearer\s+)[A-Za-z0-9._~+/-]{16,}=*/g },
 ];
 
+// Text that every token above holds, whatever the rest of the token ("sk-"
+// for an api-key, "Bearer" for a bearer-token…): a text that does not match
+// HINT (the common case) holds no token, so redactText leaves it alone with
+// one test instead of seven replacements; one that matches goes through the
+// patterns as before. Compiled with "i" it takes whatever the case-sensitive
+// alternatives take, and aws-secret-key's case variants. The patterns only
+// replace what they match, so a text none of them matches stays unchanged
+// from the first to the last: no later pattern can match either.
+const HINT = /-----BEGIN |sk-|gh[pousr]_|github_pat_|A[KS]IA|aws_secret_access_key|xox[abprs]-|Bearer/i;
+
 /** Replaces every token in text by [REDACTED:<kind>]; count says how many. */
 export function redactText(text: string): { text: string; count: number } {
+  if (!HINT.test(text)) return { text, count: 0 };
   let count = 0;
   for (const { kind, pattern } of TOKENS) {
     text = text.replace(pattern, (_match: string, keep?: unknown) => {
@@ -27,8 +38,27 @@ export function redactText(text: string): { text: string; count: number } {
   return { text, count };
 }
 
-/** redactText applied to every string of a JSON value (a fresh copy). */
+// Whether some string of a JSON value (keys left out) matches HINT.
+function mayHoldToken(v: JsonValue): boolean {
+  if (typeof v === "string") return HINT.test(v);
+  if (v === null || typeof v !== "object") return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (mayHoldToken(v[i])) return true;
+    return false;
+  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) if (mayHoldToken(v[keys[i]])) return true;
+  return false;
+}
+
+/**
+ * redactText applied to every string of a JSON value (a fresh copy); count
+ * says how many tokens. When no string may hold one, value itself comes
+ * back with count 0 (nothing to copy: callers use the copy only when count
+ * is positive).
+ */
 export function redactJSON(value: JsonValue): { value: JsonValue; count: number } {
+  if (!mayHoldToken(value)) return { value, count: 0 };
   let count = 0;
   const walk = (v: JsonValue): JsonValue => {
     if (typeof v === "string") {
