@@ -33,7 +33,6 @@ type execFns struct {
 	// with signal, read-only (listenerProto) or writable (wrapperProto),
 	// and for bodies with deferContext and concludeTurn too.
 	listenerProto, wrapperProto, bodyProto *goja.Object
-
 }
 
 // argsEntry is a listener's execution object's arguments: the snapshot, and
