@@ -267,31 +267,41 @@ func (p *Plugin) rollback() {
 // called when it settles. ok is false once the plugin is disposed: the call
 // must not run.
 func (p *Plugin) Enter() (exit func(), ok bool) {
+	if !p.Acquire() {
+		return nil, false
+	}
+	var once sync.Once
+	return func() { once.Do(p.Release) }, true
+}
+
+// Acquire is Enter without a closure, for hot paths: it reports whether the
+// call may run, and then Release must be called exactly once when it settles.
+func (p *Plugin) Acquire() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.st == disposed {
-		return nil, false
+		return false
 	}
 	p.inflight++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			p.mu.Lock()
-			p.inflight--
-			done := p.st == disposed && p.inflight == 0
-			var hooks []func()
-			if done {
-				hooks, p.onClose = p.onClose, nil
-				if p.drained != nil {
-					close(p.drained)
-				}
-			}
-			p.mu.Unlock()
-			for _, f := range hooks {
-				f()
-			}
-		})
-	}, true
+	return true
+}
+
+// Release ends a call Acquire let in.
+func (p *Plugin) Release() {
+	p.mu.Lock()
+	p.inflight--
+	done := p.st == disposed && p.inflight == 0
+	var hooks []func()
+	if done {
+		hooks, p.onClose = p.onClose, nil
+		if p.drained != nil {
+			close(p.drained)
+		}
+	}
+	p.mu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
 }
 
 // Retire removes the plugin's effects from the engine but keeps its

@@ -27,11 +27,15 @@ var limits = jsvalue.Limits{}
 // callState is what one script call shares between its job and its
 // cancellation hook, both on the loop.
 type callState struct {
+	inst        *instance
+	body        bool
 	controllers []*goja.Object  // signals to abort when the call is cancelled
 	release     []func()        // run when the call settles
 	caller      context.Context // the caller's ctx: signals made later start aborted when it is done
 	cancel      context.CancelCauseFunc
 	rendering   atomic.Pointer[renderTimeout] // a body's prerender under way (see prerender)
+	began       atomic.Bool                   // the script started
+	stopCaller  func() bool                   // see watchCaller
 }
 
 // renderTimeout is the deadline of a body's prerender (see prerender), what
@@ -76,30 +80,21 @@ func (pl *pool) invokeBody(key int, ctx context.Context, what string,
 func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
-	exit, ok := pl.plugin.Enter()
-	if !ok {
+	if !pl.plugin.Acquire() {
 		return nil, scripting.ErrDisposed
 	}
-	defer exit()
+	defer pl.plugin.Release()
 	base := caller
 	if !body {
 		base = context.WithoutCancel(caller)
 	}
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
-	// The deadline timer is armed on the loop when the script starts; Run
-	// may return (interrupted) while the loop still runs fn, hence atomic.
-	var deadline atomic.Pointer[time.Timer]
-	defer func() {
-		if t := deadline.Load(); t != nil {
-			t.Stop()
-		}
-	}()
 	// A call that never started because its instance broke meanwhile (a
 	// call before it was stuck in Go code and interrupted) goes to a fresh
 	// instance.
 	for attempt := 1; ; attempt++ {
-		v, started, err := pl.runOnce(ctx, caller, cancel, &deadline, key, what, timeout, body, run, convert)
+		v, started, err := pl.runOnce(ctx, caller, cancel, key, what, timeout, body, run, convert)
 		if started || ctx.Err() != nil || !errors.Is(err, eventloop.ErrInterrupted) && !errors.Is(err, eventloop.ErrClosed) {
 			return v, err
 		}
@@ -111,7 +106,7 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 
 // runOnce is one attempt of invokeMode, on the instance the pool gives;
 // started reports whether the script began.
-func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseFunc, deadline *atomic.Pointer[time.Timer],
+func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseFunc,
 	key int, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (_ any, started bool, _ error) {
@@ -120,50 +115,81 @@ func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseF
 		return nil, false, err
 	}
 	defer release()
-	var began atomic.Bool
-	st := &callState{}
-	abortSignals := func(vm *goja.Runtime) {
-		for _, c := range st.controllers {
-			inst.abortController(vm, c, "the call was cancelled")
-		}
-	}
-	if !body {
-		// The caller's cancellation reaches the script's signal only.
-		stop := context.AfterFunc(caller, func() {
-			_, _ = inst.loop.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
-				abortSignals(vm)
-				return goja.Undefined(), nil
-			}, nil, nil)
-		})
-		defer stop()
-	}
-	v, err := inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
-		began.Store(true)
-		if timeout > 0 {
-			deadline.Store(time.AfterFunc(timeout, func() { cancel(&hostapi.TimedOut{What: what, D: timeout}) }))
-		}
-		st.caller, st.cancel = caller, cancel
+	st := &callState{inst: inst, caller: caller, cancel: cancel, body: body}
+	defer st.unwatchCaller()
+	job := func(vm *goja.Runtime) (goja.Value, error) {
+		st.began.Store(true)
 		return run(inst, vm, st)
-	}, abortSignals, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
+	}
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
 		defer st.done()
 		if err != nil {
 			return nil, inst.thrown(vm, err)
 		}
 		return convert(inst, vm, v)
-	})
+	}
+	var v any
+	if body {
+		// A body's ctx is its caller's: its end cancels the script.
+		v, err = inst.loop.Run(ctx, job, st.abortSignals, done)
+	} else {
+		// The deadline (if any) counts from when the script starts; ctx
+		// ends only through it, or once the call is over.
+		var expire func()
+		if timeout > 0 {
+			expire = func() { cancel(&hostapi.TimedOut{What: what, D: timeout}) }
+		}
+		v, err = inst.loop.RunWithin(ctx, timeout, expire, job, st.abortSignals, done)
+	}
+	if err == nil {
+		return v, st.began.Load(), nil
+	}
 	if mle, ok := memoryLimit(err); ok {
-		return nil, began.Load(), mle
+		return nil, st.began.Load(), mle
 	}
 	if errors.Is(err, eventloop.ErrInterrupted) {
 		var to *hostapi.TimedOut
 		if cause := context.Cause(ctx); errors.As(cause, &to) {
-			return nil, began.Load(), to
+			return nil, st.began.Load(), to
 		}
 		if cause := context.Cause(ctx); cause != nil {
-			return nil, began.Load(), fmt.Errorf("%s was interrupted: %w", what, cause)
+			return nil, st.began.Load(), fmt.Errorf("%s was interrupted: %w", what, cause)
 		}
 	}
-	return v, began.Load(), err
+	return v, st.began.Load(), err
+}
+
+// abortSignals aborts the signals the call's script made (on the loop).
+func (st *callState) abortSignals(vm *goja.Runtime) {
+	for _, c := range st.controllers {
+		st.inst.abortController(vm, c, "the call was cancelled")
+	}
+}
+
+// watchCaller makes the caller's cancellation abort the signals of a call
+// that is not a body (a body's is its ctx, which Run watches); it is set up
+// with the call's first signal, as a call that made none has nothing to
+// abort. Called on the loop.
+func (st *callState) watchCaller() {
+	if st.body || st.stopCaller != nil || st.caller == nil || st.caller.Done() == nil {
+		return
+	}
+	inst := st.inst
+	st.stopCaller = context.AfterFunc(st.caller, func() {
+		_, _ = inst.loop.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
+			st.abortSignals(vm)
+			return goja.Undefined(), nil
+		}, nil, nil)
+	})
+}
+
+// unwatchCaller stops watchCaller's watch once the call returned. The
+// loop set stopCaller before the call settled, and the call's result
+// reached this goroutine through the loop's channel since.
+func (st *callState) unwatchCaller() {
+	if st.stopCaller != nil {
+		st.stopCaller()
+	}
 }
 
 // thrown converts a script's exception into a Go error: a coded error keeps
@@ -231,6 +257,7 @@ func (i *instance) newController(vm *goja.Runtime, st *callState, ctx context.Co
 		i.abortController(vm, co, "the call was cancelled")
 	} else if st != nil {
 		st.controllers = append(st.controllers, co)
+		st.watchCaller()
 	}
 	return co, co.Get("signal")
 }

@@ -31,8 +31,11 @@ func (v loopVictim) Interrupt(cause error) { v.l.Break(cause) }
 // memoryLimit returns the memory guard's error when err is that of a call
 // the guard stopped, so that the call fails with exactly its message.
 func memoryLimit(err error) (*scripting.MemoryLimitError, bool) {
+	if err == nil {
+		return nil, false
+	}
 	var mle *scripting.MemoryLimitError
-	if err != nil && errors.As(err, &mle) {
+	if errors.As(err, &mle) {
 		return mle, true
 	}
 	return nil, false

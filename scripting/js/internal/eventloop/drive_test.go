@@ -64,22 +64,43 @@ func newInlineLoop(t *testing.T, opts Options, f func(x float64) (any, error)) (
 
 func TestAnIdleLoopRunsTheJobOnTheCallersGoroutine(t *testing.T) {
 	l := newLoop(t, Options{})
-	var jobG int64
-	_, err := l.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
-		jobG = curGoid()
-		return goja.Undefined(), nil
-	}, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	me := curGoid()
+	// The loop goroutine may still hold the runtime for a moment after New
+	// or after serving a job; the runtime is idle soon after.
+	for range 200 {
+		var jobG int64
+		if _, err := l.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
+			jobG = curGoid()
+			return goja.Undefined(), nil
+		}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if jobG == me {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
-	if me := curGoid(); jobG != me {
-		t.Fatalf("the job ran on goroutine %d, the caller is %d", jobG, me)
+	t.Fatal("no job ran on the caller's goroutine")
+}
+
+// waitIdle waits until the loop goroutine has released the runtime, so
+// that the next Run's caller drives it.
+func waitIdle(t *testing.T, l *Loop) {
+	t.Helper()
+	for range 5000 {
+		if l.drive.TryLock() {
+			l.drive.Unlock()
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
+	t.Fatal("the loop never became idle")
 }
 
 func TestWorkGoInlineLeavesForTheDrivingCallerRunsOnItsGoroutine(t *testing.T) {
 	l, h := newInlineLoop(t, Options{}, func(x float64) (any, error) { return x * 2, nil })
 	t.Run("a job that returns the work's own promise completes with its value", func(t *testing.T) {
+		waitIdle(t, l)
 		if v := mustRun(t, l, "next(21)"); v != int64(42) {
 			t.Fatalf("got %#v", v)
 		}
@@ -200,4 +221,46 @@ func TestBlockRunsInPlaceOnTheLoopGoroutine(t *testing.T) {
 	if v := mustRun(t, l, "stuck()"); v != "released" {
 		t.Fatalf("got %#v", v)
 	}
+}
+
+func TestRunWithinCancelsAJobPastItsOwnDeadline(t *testing.T) {
+	l := newLoop(t, Options{Grace: 20 * time.Millisecond, Setup: setupHelpers})
+	var expired, cancelled atomic.Int32
+	runWithin := func(src string) (any, error) {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		defer cancel(nil)
+		return l.RunWithin(ctx, 30*time.Millisecond, func() {
+			expired.Add(1)
+			cancel(errors.New("the listener's deadline"))
+		}, func(vm *goja.Runtime) (goja.Value, error) {
+			return vm.RunString(src)
+		}, func(*goja.Runtime) { cancelled.Add(1) }, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
+			if err != nil {
+				return nil, err
+			}
+			return v.Export(), nil
+		})
+	}
+	t.Run("a job that settles in time never sees its deadline", func(t *testing.T) {
+		if v, err := runWithin("(async () => { await sleep(1); return 'in time' })()"); err != nil || v != "in time" {
+			t.Fatalf("got %v, %v", v, err)
+		}
+		time.Sleep(60 * time.Millisecond)
+		if expired.Load() != 0 || cancelled.Load() != 0 {
+			t.Fatalf("expired %d, cancelled %d", expired.Load(), cancelled.Load())
+		}
+	})
+	t.Run("a job that never settles is cancelled, then interrupted after the grace", func(t *testing.T) {
+		start := time.Now()
+		_, err := runWithin("new Promise(() => {})")
+		if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("got %v", err)
+		}
+		if d := time.Since(start); d < 50*time.Millisecond {
+			t.Fatalf("interrupted after %v, before deadline and grace", d)
+		}
+		if expired.Load() != 1 || cancelled.Load() != 1 {
+			t.Fatalf("expired %d, cancelled %d", expired.Load(), cancelled.Load())
+		}
+	})
 }

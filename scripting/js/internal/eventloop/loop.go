@@ -185,6 +185,17 @@ type run struct {
 	state    atomic.Int32
 	res      chan result // one slot; written exactly once, by the loop
 	fin      atomic.Bool // its result is (being) delivered
+
+	// RunWithin's deadline, from when fn starts, and what it runs.
+	timeout time.Duration
+	expire  func()
+	expired atomic.Bool // the deadline passed once; the next is the grace's
+	// The timer of the deadline or of the grace after ctx ended (hard), and
+	// what stops watching ctx; over once Run returned.
+	tmu       sync.Mutex
+	hard      *time.Timer
+	over      bool
+	stopWatch func() bool
 	// causedStop: this Run's cancellation interrupted the loop (under mu).
 	causedStop bool
 
@@ -258,12 +269,33 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
+	return l.run(&run{ctx: ctx, fn: fn, onCancel: onCancel, done: done}, true)
+}
+
+// RunWithin is Run for a job with a deadline of its own: d after fn starts,
+// expire runs (on a timer's goroutine; it typically cancels ctx with the
+// deadline's cause), onCancel is posted and, after the grace, the runtime is
+// interrupted if the Run has not settled. ctx itself is not watched: only
+// its Err before the job starts, and CallContext, use it. A caller that
+// cancels ctx for another reason must use Run.
+func (l *Loop) RunWithin(ctx context.Context, d time.Duration, expire func(), fn func(vm *goja.Runtime) (goja.Value, error), onCancel func(vm *goja.Runtime), done func(vm *goja.Runtime, v goja.Value, err error) (any, error)) (any, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return l.run(&run{ctx: ctx, fn: fn, onCancel: onCancel, done: done, timeout: d, expire: expire}, false)
+}
+
+func (l *Loop) run(r *run, watch bool) (any, error) {
+	if err := r.ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &run{ctx: ctx, fn: fn, onCancel: onCancel, done: done, res: make(chan result, 1)}
-	if ctx.Done() != nil {
-		defer l.watchCancel(r)()
+	r.res = make(chan result, 1)
+	if watch && r.ctx.Done() != nil {
+		l.watchCancel(r)
+		defer l.unwatch(r)
+	}
+	if r.timeout > 0 {
+		defer r.stopTimer()
 	}
 	if l.drive.TryLock() {
 		if l.stopped.Load() {
@@ -282,59 +314,95 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 	}
 }
 
-// watchCancel makes the end of r's ctx cancel r, whoever runs the loop: before
-// the job starts, r returns ctx.Err(); after, onCancel is posted and the
-// runtime is interrupted if r has not settled within the grace. The
-// returned function stops watching.
-func (l *Loop) watchCancel(r *run) (stop func()) {
-	ctx := r.ctx
-	var (
-		mu   sync.Mutex
-		hard *time.Timer
-		over bool
-	)
-	interrupt := func() {
-		if !r.fin.Load() {
-			l.stopFor(r, ErrInterrupted)
-		}
-	}
+// watchCancel makes the end of r's ctx cancel r, whoever runs the loop:
+// before the job starts, r returns ctx.Err(); after, onCancel is posted and
+// the runtime is interrupted if r has not settled within the grace. unwatch
+// stops watching.
+func (l *Loop) watchCancel(r *run) {
 	// With a deadline, the hard timer is armed up front for deadline+grace,
 	// so that the interrupt does not wait for a goroutine to be scheduled
 	// once at the deadline first: with few Ps and a script hogging one,
 	// each wake-up can cost a preemption period (10 ms).
-	deadline, hasDeadline := ctx.Deadline()
+	deadline, hasDeadline := r.ctx.Deadline()
 	if hasDeadline {
-		hard = time.AfterFunc(time.Until(deadline)+l.grace, interrupt)
+		r.hard = time.AfterFunc(time.Until(deadline)+l.grace, func() { l.interruptFor(r) })
 	}
-	stopCtx := context.AfterFunc(ctx, func() {
+	r.stopWatch = context.AfterFunc(r.ctx, func() {
 		if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
 			r.fin.Store(true)
-			r.res <- result{nil, ctx.Err()}
+			r.res <- result{nil, r.ctx.Err()}
 			return
 		}
 		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
 		// The grace counts from the end of ctx: the deadline, or now if it
 		// was cancelled earlier.
-		mu.Lock()
-		defer mu.Unlock()
-		if over {
+		r.tmu.Lock()
+		defer r.tmu.Unlock()
+		if r.over {
 			return
 		}
-		if hard == nil {
-			hard = time.AfterFunc(l.grace, interrupt)
+		if r.hard == nil {
+			r.hard = time.AfterFunc(l.grace, func() { l.interruptFor(r) })
 		} else if end := time.Now().Add(l.grace); deadline.Add(l.grace).After(end) {
-			hard.Reset(l.grace)
+			r.hard.Reset(l.grace)
 		}
 	})
-	return func() {
-		stopCtx()
-		mu.Lock()
-		over = true
-		if hard != nil {
-			hard.Stop()
-		}
-		mu.Unlock()
+}
+
+func (l *Loop) unwatch(r *run) {
+	r.stopWatch()
+	r.stopTimer()
+}
+
+// interruptFor breaks the loop because r did not settle within the grace
+// after its cancellation.
+func (l *Loop) interruptFor(r *run) {
+	if !r.fin.Load() {
+		l.stopFor(r, ErrInterrupted)
 	}
+}
+
+// armTimeout starts RunWithin's deadline as r's job starts (on the loop).
+func (l *Loop) armTimeout(r *run) {
+	r.tmu.Lock()
+	defer r.tmu.Unlock()
+	if r.over {
+		return
+	}
+	r.hard = time.AfterFunc(r.timeout, func() { l.expireRun(r) })
+}
+
+// expireRun is RunWithin's deadline: the first time, expire runs and
+// onCancel is posted, and the timer is armed again for the grace; the second
+// time, the loop is interrupted if r has not settled.
+func (l *Loop) expireRun(r *run) {
+	if r.fin.Load() {
+		return
+	}
+	if !r.expired.Swap(true) {
+		if r.expire != nil {
+			r.expire()
+		}
+		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
+		r.tmu.Lock()
+		if !r.over {
+			r.hard.Reset(l.grace)
+		}
+		r.tmu.Unlock()
+		return
+	}
+	l.interruptFor(r)
+}
+
+// stopTimer stops r's timer (RunWithin's deadline, or the grace after ctx
+// ended) once Run returns.
+func (r *run) stopTimer() {
+	r.tmu.Lock()
+	r.over = true
+	if r.hard != nil {
+		r.hard.Stop()
+	}
+	r.tmu.Unlock()
 }
 
 // afterQuit is Run's answer once the loop stopped: its result if the loop
@@ -938,6 +1006,9 @@ func (l *Loop) startRun(r *run) {
 		return
 	}
 	l.active[r] = struct{}{}
+	if r.timeout > 0 {
+		l.armTimeout(r)
+	}
 	var (
 		v   goja.Value
 		err error
