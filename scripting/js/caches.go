@@ -20,6 +20,11 @@ type caches struct {
 	agents      map[weak.Pointer[engine.Agent]]goja.Value
 	agentsSwept int
 
+	// callID is the last call id made a JavaScript string, and that
+	// string: every stage of a call in the instance has the same.
+	callID   string
+	callIDJS goja.Value
+
 	// names are tool names as JavaScript strings (bounded, see nameValue).
 	names map[string]goja.Value
 
@@ -31,6 +36,14 @@ type caches struct {
 	// plain are the frozen {kind: "allow"} and {kind: "accept"} objects the
 	// end of a chain settles next() with, by kind (see plainDecision).
 	plain map[string]*plainDecision
+
+	// preSettle and postSettle settle a pre- or post-execute listener's
+	// next() with the decision the rest of its chain made (see chainNext).
+	preSettle, postSettle func(vm *goja.Runtime, v any, err error) (goja.Value, error)
+
+	// callables are the callbacks' functions by key (see callable),
+	// dropped with their keys (see forget).
+	callables map[int][]callable
 }
 
 // maxNames bounds caches.names: tool names come from the model.
@@ -42,6 +55,7 @@ type plainDecision struct {
 	value *goja.Object
 	pre   engine.PreDecision
 	post  engine.PostDecision
+	boxed any // pre or post, as an any made once
 }
 
 // cache returns the instance's caches.
@@ -77,6 +91,15 @@ func (i *instance) nameValue(vm *goja.Runtime, name string) goja.Value {
 	v := vm.ToValue(name)
 	c.names[name] = v
 	return v
+}
+
+// callIDValue is id as a JavaScript string, shared by the stages of a call.
+func (i *instance) callIDValue(vm *goja.Runtime, id string) goja.Value {
+	c := i.cache(vm)
+	if c.callIDJS == nil || c.callID != id {
+		c.callID, c.callIDJS = id, vm.ToValue(id)
+	}
+	return c.callIDJS
 }
 
 // resultValue converts r for a post-execute listener or a tools/result
@@ -139,6 +162,11 @@ func (i *instance) plainDecision(vm *goja.Runtime, kind string) *plainDecision {
 	if err != nil {
 		return nil
 	}
+	if kind == "allow" {
+		p.boxed = p.pre
+	} else {
+		p.boxed = p.post
+	}
 	if c.plain == nil {
 		c.plain = map[string]*plainDecision{}
 	}
@@ -180,4 +208,69 @@ func (i *instance) readPlain(vm *goja.Runtime, kind string, v goja.Value) (*plai
 		return nil, false
 	}
 	return p, true
+}
+
+// callable is a script callback's function as found by callback: the
+// object stored at its key, the function value (that object, or one of its
+// properties), and the Callable goja made for it.
+type callable struct {
+	name string
+	obj  *goja.Object
+	v    *goja.Object
+	fn   goja.Callable
+}
+
+// callable is callback, remembering the Callable of each key and property
+// (goja.AssertFunction allocates every time; see assertCached).
+func (i *instance) callable(key int, name string) (goja.Callable, *goja.Object, error) {
+	obj := i.callbacks[key]
+	if obj == nil {
+		return i.callback(key, name)
+	}
+	v := obj
+	if name != "" {
+		v, _ = obj.Get(name).(*goja.Object)
+	}
+	fn, ok := i.assertCached(key, name, obj, v)
+	if !ok {
+		return i.callback(key, name)
+	}
+	return fn, obj, nil
+}
+
+// assertCached is goja.AssertFunction(v) for the function v found as name
+// (a path from the object obj a key stores, "" for obj itself), remembered
+// by key and name: a remembered Callable is used only while obj and v are
+// the same objects, so a script that replaces output.render, or an effect
+// key reused after a failed on(), gets what AssertFunction would give.
+func (i *instance) assertCached(key int, name string, obj, v *goja.Object) (goja.Callable, bool) {
+	if v == nil {
+		return nil, false
+	}
+	c := &i.caches
+	list := c.callables[key]
+	at := -1
+	for k := range list {
+		if list[k].name == name {
+			if list[k].obj == obj && list[k].v == v {
+				return list[k].fn, true
+			}
+			at = k
+			break
+		}
+	}
+	fn, ok := goja.AssertFunction(v)
+	if !ok {
+		return nil, false
+	}
+	e := callable{name: name, obj: obj, v: v, fn: fn}
+	if at >= 0 {
+		list[at] = e
+		return fn, true
+	}
+	if c.callables == nil {
+		c.callables = map[int][]callable{}
+	}
+	c.callables[key] = append(list, e)
+	return fn, true
 }

@@ -22,6 +22,12 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	// The body renders its value in the same trip into the interpreter
 	// (engine.Prerendered) when it can check it against the output schema.
 	out, _ := dsl.Compile(def.Output.Schema)
+	// What each callback is called in errors, made once.
+	whats := &toolWhats{
+		body:   fmt.Sprintf("tool %q", name),
+		render: fmt.Sprintf("tool %q output.render", name),
+		meta:   fmt.Sprintf("tool %q output.presentationMeta", name),
+	}
 	def.Execute = func(ctx context.Context, args any, run *engine.Run) (any, error) {
 		if d != nil {
 			if vs := d.params.ValidateArgs(args); vs != nil {
@@ -31,9 +37,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		// The loop writes it; this goroutine reads it after an interrupt,
 		// which the loop's goroutine does not synchronize with.
 		var state atomic.Pointer[callState]
-		v, err := pl.invokeBody(key, ctx, fmt.Sprintf("tool %q", name), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invokeBody(key, ctx, whats.body, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			state.Store(st)
-			fn, obj, err := i.callback(key, "execute")
+			fn, obj, err := i.callable(key, "execute")
 			if err != nil {
 				return nil, err
 			}
@@ -55,22 +61,18 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if out == nil || !out.Valid(g) {
 				return g, nil
 			}
-			return i.prerender(vm, state.Load(), key, name, args, g)
+			return i.prerender(vm, state.Load(), key, whats, args, g)
 		})
-		var to *hostapi.TimedOut
-		if rt := stateRendering(state.Load()); err != nil && rt != nil && errors.As(err, &to) && (to == rt.render || to == rt.meta) {
-			// The body finished; its render or presentationMeta did not,
-			// reported as if called apart.
-			if to == rt.meta {
-				return &engine.Prerendered{Value: rt.pre.Value, Content: rt.pre.Content, HasMeta: true, MetaErr: to}, nil
+		if err != nil {
+			if p := renderTimedOut(state.Load(), err); p != nil {
+				return p, nil
 			}
-			return &engine.Prerendered{Value: rt.pre.Value, Err: to}, nil
 		}
 		return v, err
 	}
 	lt := pl.host.listenerTimeout()
 	def.Output.Render = func(args, value any) ([]engine.Block, error) {
-		v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.render", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+		v, err := pl.invoke(key, context.Background(), whats.render, lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
 			return i.callRender(vm, key, args, value)
 		}, convertContent)
 		if err != nil {
@@ -81,7 +83,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	if out, _ := i.callbacks[key].Get("output").(*goja.Object); out != nil {
 		if _, ok := goja.AssertFunction(out.Get("presentationMeta")); ok {
 			def.Output.PresentationMeta = func(args, value any) (any, error) {
-				return pl.invoke(key, context.Background(), fmt.Sprintf("tool %q output.presentationMeta", name), lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
+				return pl.invoke(key, context.Background(), whats.meta, lt, func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
 					return i.callMeta(vm, key, args, value)
 				}, convertMeta)
 			}
@@ -151,7 +153,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		prop := prop
 		f := func(exec *engine.Execution, r *engine.Result) ([]engine.Block, error) {
 			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q %s", name, prop), lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-				fn, obj, err := i.callback(key, prop)
+				fn, obj, err := i.callable(key, prop)
 				if err != nil {
 					return nil, err
 				}
@@ -187,7 +189,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 // method returns a job calling the definition's method prop with Go values.
 func (i *instance) method(key int, prop string, args ...any) func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 	return func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
-		fn, obj, err := i.callback(key, prop)
+		fn, obj, err := i.callable(key, prop)
 		if err != nil {
 			return nil, err
 		}
@@ -214,6 +216,21 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 // which is its way to leave the call or result without a card.
 func noView(v goja.Value) bool { return v == nil || goja.IsUndefined(v) || goja.IsNull(v) }
 
+// renderTimedOut is the outcome of a body that finished while its render
+// or presentationMeta did not (err is that deadline), reported as if they
+// had been called apart; nil for any other failure.
+func renderTimedOut(st *callState, err error) *engine.Prerendered {
+	rt := stateRendering(st)
+	var to *hostapi.TimedOut
+	if rt == nil || !errors.As(err, &to) || to != rt.render && to != rt.meta {
+		return nil
+	}
+	if to == rt.meta {
+		return &engine.Prerendered{Value: rt.pre.Value, Content: rt.pre.Content, HasMeta: true, MetaErr: to}
+	}
+	return &engine.Prerendered{Value: rt.pre.Value, Err: to}
+}
+
 func stateRendering(st *callState) *renderTimeout {
 	if st == nil {
 		return nil
@@ -227,7 +244,8 @@ func (i *instance) callRender(vm *goja.Runtime, key int, args, value any) (goja.
 	if out == nil {
 		return nil, errors.New("output is gone")
 	}
-	fn, ok := goja.AssertFunction(out.Get("render"))
+	f, _ := out.Get("render").(*goja.Object)
+	fn, ok := i.assertCached(key, "output.render", out, f)
 	if !ok {
 		return nil, errors.New("output.render is not a function")
 	}
@@ -244,7 +262,8 @@ func (i *instance) callMeta(vm *goja.Runtime, key int, args, value any) (goja.Va
 	if out == nil {
 		return nil, errors.New("output is gone")
 	}
-	fn, ok := goja.AssertFunction(out.Get("presentationMeta"))
+	f, _ := out.Get("presentationMeta").(*goja.Object)
+	fn, ok := i.assertCached(key, "output.presentationMeta", out, f)
 	if !ok {
 		return nil, errors.New("output.presentationMeta is not a function")
 	}
@@ -269,12 +288,16 @@ func convertMeta(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 // the blocks (engine.Prerendered) instead of asking for them in another trip.
 // A render that throws is render's failure; one cut by its deadline ends the
 // body's run, reported as the render's timeout.
-func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name string, args, value any) (any, error) {
+func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, whats *toolWhats, args, value any) (any, error) {
 	lt := i.pool.host.listenerTimeout()
-	pre := &engine.Prerendered{Value: value}
-	rt := &renderTimeout{pre: pre,
-		render: &hostapi.TimedOut{What: fmt.Sprintf("tool %q output.render", name), D: lt},
-		meta:   &hostapi.TimedOut{What: fmt.Sprintf("tool %q output.presentationMeta", name), D: lt}}
+	// One allocation for what a prerender keeps.
+	all := &prerendering{
+		pre:    engine.Prerendered{Value: value},
+		render: hostapi.TimedOut{What: whats.render, D: lt},
+		meta:   hostapi.TimedOut{What: whats.meta, D: lt},
+	}
+	pre, rt := &all.pre, &all.rt
+	rt.pre, rt.render, rt.meta = pre, &all.render, &all.meta
 	rt.cur.Store(rt.render)
 	if lt > 0 && st != nil && st.cancel != nil {
 		st.rendering.Store(rt)
@@ -328,6 +351,16 @@ func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, name stri
 	return pre, nil
 }
 
+// toolWhats name a tool's body, render and presentationMeta in errors.
+type toolWhats struct{ body, render, meta string }
+
+// prerendering is what a prerender makes, allocated together.
+type prerendering struct {
+	pre          engine.Prerendered
+	rt           renderTimeout
+	render, meta hostapi.TimedOut
+}
+
 // convertContent reads content blocks a script returned; content that is not
 // lossless JSON becomes a block the pipeline reports as non-lossless.
 func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
@@ -346,7 +379,7 @@ func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 func (pl *pool) whenFunc(key int) engine.WhenFunc {
 	return func(ctx context.Context, w engine.WhenContext) (bool, error) {
 		v, err := pl.invoke(key, ctx, "a when condition", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, err := i.callable(key, "")
 			if err != nil {
 				return nil, err
 			}

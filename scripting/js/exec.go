@@ -162,7 +162,7 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	define := func(k string, v goja.Value) {
 		_ = o.DefineDataProperty(k, v, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
-	id := vm.ToValue(exec.CallID())
+	id := i.callIDValue(vm, exec.CallID())
 	define("callId", id)
 	if root := exec.RootCallID(); root != exec.CallID() {
 		id = vm.ToValue(root)
@@ -267,7 +267,7 @@ func (i *instance) seal(o *goja.Object) {
 // listenerCall looks up the listener function stored at key and builds the
 // execution object it is called with, released when the call settles.
 func (i *instance) listenerCall(vm *goja.Runtime, st *callState, key int, ctx context.Context, exec *engine.Execution, writableSignal bool) (goja.Callable, *goja.Object, *goja.Object, error) {
-	fn, obj, err := i.callback(key, "")
+	fn, obj, err := i.callable(key, "")
 	if err != nil {
 		return nil, nil, nil, err
 	}

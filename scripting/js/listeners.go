@@ -31,6 +31,7 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 	d, err := hostapi.On(pl.plugin, pl.adapters(), i.replay, i.site(vm), agent, event, key, opts...)
 	if errors.Is(err, hostapi.ErrUnknownEvent) {
 		hostapi.Unkey(i.callbacks, &i.seq, key, pl.unpin)
+		delete(i.caches.callables, key)
 		throw(vm, err)
 	}
 	if err != nil {
@@ -40,38 +41,14 @@ func (i *instance) on(vm *goja.Runtime, agent *engine.Agent, call goja.FunctionC
 	return i.effectDisposer(vm, d, key)
 }
 
-// goNext makes the script's next(): a function returning a promise that
+// goNext makes the script's next() in a tools/execute wrapper or a
+// tools/ptc-dispatch-log listener: a function returning a promise that
 // settles with what the rest of the Go chain decides. The chain runs off the
-// loop, so listeners of the same plugin further down can run meanwhile.
-//
-// When now is not nil and answers (the engine can tell, without running
-// anything, what the rest of the chain decides), next() returns a promise
-// already settled with that answer instead.
-func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, now func() (any, bool), work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any) (goja.Value, error)) goja.Value {
+// loop, on a goroutine of its own, so listeners of the same plugin further
+// down can run meanwhile. (Pre- and post-execute listeners get chainNext.)
+func (i *instance) goNext(vm *goja.Runtime, ctx func() context.Context, work func(ctx context.Context) (any, error), settle func(vm *goja.Runtime, v any) (goja.Value, error)) goja.Value {
 	return vm.ToValue(func(goja.FunctionCall) goja.Value {
-		if now != nil {
-			if v, ok := now(); ok {
-				if p := i.plainSettled(vm, v); p != nil {
-					return p
-				}
-				p, resolve, reject := vm.NewPromise()
-				if r, err := settle(vm, v); err != nil {
-					_ = reject(err)
-				} else {
-					_ = resolve(r)
-				}
-				return vm.ToValue(p)
-			}
-		}
-		// A pre- or post-execute chain (now is set) runs listeners only:
-		// its caller waits for it and may run it itself (GoInline). A
-		// wrapper's next() runs the tool, on a goroutine of its own.
-		spawn := i.loop.Go
-		if now != nil {
-			spawn = i.loop.GoInline
-		}
-		c := ctx()
-		return vm.ToValue(spawn(vm, c, work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+		return vm.ToValue(i.loop.Go(vm, ctx(), work, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 			if err != nil {
 				return nil, err
 			}
@@ -119,18 +96,14 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			if err != nil {
 				return nil, err
 			}
-			n := i.goNext(vm, func() context.Context { return ctx }, func() (any, bool) {
-				return engine.EndPreChain(exec)
-			}, func(context.Context) (any, error) {
+			n := i.chainNext(vm, ctx, exec, false, func(context.Context) (any, error) {
 				d, err := next()
-				return d, err
-			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return i.preDecisionJS(vm, v.(engine.PreDecision))
+				return boxPre(d), err
 			})
 			return fn(obj, e, n)
 		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			if p, ok := i.readPlain(vm, "allow", v); ok {
-				return p.pre, nil
+				return p.boxed, nil
 			}
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
@@ -155,7 +128,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 				return nil, err
 			}
 			live := i.live[e]
-			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, nil, func(c context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return live.signalCtx(vm, i) }, func(c context.Context) (any, error) {
 				return next(c), nil
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
 				rv, err := i.resultJS(vm, v.(*engine.Result))
@@ -196,17 +169,14 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if err != nil {
 				return nil, err
 			}
-			n := i.goNext(vm, func() context.Context { return ctx }, func() (any, bool) {
-				return engine.EndPostChain(exec)
-			}, func(context.Context) (any, error) {
-				return next()
-			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return i.postDecisionJS(vm, v.(engine.PostDecision))
+			n := i.chainNext(vm, ctx, exec, true, func(context.Context) (any, error) {
+				d, err := next()
+				return boxPost(d), err
 			})
 			return fn(obj, e, rv, n)
 		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			if p, ok := i.readPlain(vm, "accept", v); ok {
-				return p.post, nil
+				return p.boxed, nil
 			}
 			g, err := toGo(vm, v, "decision")
 			if err != nil {
@@ -243,7 +213,7 @@ func (pl *pool) resultObserver(key int) engine.ResultObserver {
 func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 	return func(c engine.Change) error {
 		_, err := pl.invoke(key, context.Background(), "a tools/change listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, _ *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, err := i.callable(key, "")
 			if err != nil {
 				return nil, err
 			}
@@ -261,7 +231,7 @@ func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 	return func(ctx context.Context, e *engine.DispatchLogEntry, next func() ([]engine.Block, error)) ([]engine.Block, error) {
 		v, err := pl.invoke(key, ctx, "a tools/ptc-dispatch-log listener", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, err := i.callback(key, "")
+			fn, obj, err := i.callable(key, "")
 			if err != nil {
 				return nil, err
 			}
@@ -285,7 +255,7 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 				return nil, err
 			}
 			_ = entry.Set("content", cv)
-			n := i.goNext(vm, func() context.Context { return ctx }, nil, func(context.Context) (any, error) {
+			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
 				return toJS(vm, engine.ContentJSON(v.([]engine.Block)))

@@ -186,7 +186,14 @@ func (i *instance) effectDisposer(vm *goja.Runtime, d engine.Disposer, keys ...i
 }
 
 // forget drops the dynamic keys' callbacks and pins.
-func (i *instance) forget(keys ...int) { hostapi.Forget(i.callbacks, i.pool.unpin, keys...) }
+func (i *instance) forget(keys ...int) {
+	hostapi.Forget(i.callbacks, i.pool.unpin, keys...)
+	for _, k := range keys {
+		if _, ok := i.callbacks[k]; !ok {
+			delete(i.caches.callables, k)
+		}
+	}
+}
 
 // toolsObject builds `tools` (agent nil) or the view tools.scope(id) returns.
 func (i *instance) toolsObject(vm *goja.Runtime, agent *engine.Agent) *goja.Object {

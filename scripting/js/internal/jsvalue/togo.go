@@ -170,6 +170,8 @@ type toGo struct {
 	out   any
 	err   error
 	runIn func()
+
+	result any // the slot run reads the value into: in c, so &result allocates nothing
 }
 
 // Beyond these capacities a toGo does not keep its buffers for the next call.
@@ -203,16 +205,18 @@ func (c *toGo) reset() {
 	c.open = nil
 	c.nodes, c.bytes = 0, 0
 	c.checked = false
-	c.in, c.out, c.err = nil, nil, nil
+	c.in, c.out, c.err, c.result = nil, nil, nil, nil
 }
 
 func (c *toGo) run(v goja.Value) (any, error) {
-	var out any
+	// The result's slot lives in c, which is reused, so that taking its
+	// address allocates nothing.
+	out := &c.result
 	c.nodes, c.bytes = 1, dsl.ValueBytes
 	if c.bytes > c.maxBytes {
 		return nil, c.fail(reasonBytes)
 	}
-	if reason := c.enter(v, &out); reason != "" {
+	if reason := c.enter(v, out); reason != "" {
 		return nil, c.fail(reason)
 	}
 	for len(c.stack) > 0 {
@@ -258,7 +262,7 @@ func (c *toGo) run(v goja.Value) (any, error) {
 			return nil, c.fail(reason)
 		}
 	}
-	return out, nil
+	return *out, nil
 }
 
 // read reads o's own property key, which must be an enumerable data

@@ -3,6 +3,7 @@ package jsvalue
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -56,9 +57,19 @@ func (c *toJS) runInput() { c.out, c.err = c.run(c.in) }
 func (c *toJS) reset() {
 	clear(c.stack[:cap(c.stack)])
 	c.stack = c.stack[:0]
+	for d := range c.vals {
+		clear(c.vals[d][:cap(c.vals[d])])
+	}
+	if len(c.vals) > keepDepth {
+		clear(c.vals[keepDepth:])
+		c.vals = c.vals[:keepDepth]
+	}
 	clear(c.open)
 	c.in, c.out, c.err = nil, nil, nil
 }
+
+// keepDepth bounds the vals buffers a toJS keeps between conversions.
+const keepDepth = 64
 
 // jsFrame is a Go container being converted.
 type jsFrame struct {
@@ -80,6 +91,7 @@ type sliceID struct {
 type toJS struct {
 	r     *Realm
 	stack []jsFrame
+	vals  [][]any // the frames' vals buffers by depth, kept (see valsAt)
 	open  map[any]struct{}
 	lim   Limits
 	nodes int // values so far
@@ -112,6 +124,7 @@ func (c *toJS) run(v any) (goja.Value, error) {
 			if f.id != nil {
 				delete(c.open, f.id)
 			}
+			clear(f.vals)
 			c.stack[len(c.stack)-1] = jsFrame{}
 			c.stack = c.stack[:len(c.stack)-1]
 			if len(c.stack) == 0 {
@@ -219,17 +232,45 @@ func (c *toJS) push(f *jsFrame) error {
 		}
 		c.open[f.id] = struct{}{}
 	}
-	f.vals = make([]any, f.n) // only now that the limits allow it
+	f.vals = c.valsAt(len(c.stack), f.n) // only now that the limits allow it
 	c.stack = append(c.stack, *f)
 	return nil
+}
+
+// valsAt returns room for n converted children of the frame at depth,
+// reusing the buffer of the last frame at that depth: one frame per depth is
+// open at a time, and build copies what it needs out of it.
+func (c *toJS) valsAt(depth, n int) []any {
+	for len(c.vals) <= depth {
+		c.vals = append(c.vals, nil)
+	}
+	if cap(c.vals[depth]) >= n {
+		return c.vals[depth][:n]
+	}
+	b := make([]any, n)
+	if n <= keepMembers {
+		c.vals[depth] = b
+	}
+	return b
 }
 
 // build makes the frozen JavaScript container for a finished frame.
 func (c *toJS) build(f *jsFrame) (*goja.Object, error) {
 	vm := c.r.vm
 	if f.obj == nil {
+		// Frozen element by element: Object.freeze would walk the array
+		// with property iterators, which cost more than the elements.
 		arr := vm.NewArray(f.vals...)
-		c.r.call(builtinFreeze, arr)
+		for i, v := range f.vals {
+			val, _ := v.(goja.Value)
+			if err := arr.DefineDataProperty(strconv.Itoa(i), val, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+				return nil, fmt.Errorf("jsvalue: defining [%d]: %w", i, err)
+			}
+		}
+		if err := arr.DefineDataProperty("length", vm.ToValue(len(f.vals)), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
+			return nil, fmt.Errorf("jsvalue: freezing length: %w", err)
+		}
+		c.r.call(builtinPreventExtensions, arr)
 		return arr, nil
 	}
 	obj := vm.NewObject()
