@@ -61,6 +61,7 @@ func (g *guard) chainDepth(name string, vs ...goja.Value) int {
 // bind is Function.prototype.bind refusing chains of bound functions (through
 // the target, the bound this or the bound arguments) deeper than MaxDepth.
 func (g *guard) bind(c goja.FunctionCall) goja.Value {
+	c.This = g.execTarget(c.This)
 	vs := append([]goja.Value{c.This}, c.Arguments...)
 	d := g.chainDepth("Function.prototype.bind", vs...)
 	v := g.origBind(c)
@@ -82,6 +83,9 @@ func (g *guard) recordProxy(p *goja.Object, args []goja.Value) {
 // proxyRevocable is Proxy.revocable with the same chain limit as new Proxy.
 func (g *guard) proxyRevocable(orig func(goja.FunctionCall) goja.Value) func(goja.FunctionCall) goja.Value {
 	return func(c goja.FunctionCall) goja.Value {
+		if len(c.Arguments) > 0 {
+			c.Arguments[0] = g.execTarget(c.Arguments[0])
+		}
 		d := g.chainDepth("Proxy.revocable", c.Arguments...)
 		v := orig(c)
 		if o, ok := v.(*goja.Object); ok {
@@ -91,4 +95,27 @@ func (g *guard) proxyRevocable(orig func(goja.FunctionCall) goja.Value) func(goj
 		}
 		return v
 	}
+}
+
+// execTarget is what bind and new Proxy forward to when asked to forward to
+// RegExp.prototype.exec, which jsguard leaves unwrapped (see stdRegExp): a
+// counted exec, so that an object whose toString is exec bound to a regexp
+// and itself cannot recurse in Go without bound. Anything else is v.
+func (g *guard) execTarget(v goja.Value) goja.Value {
+	o, ok := v.(*goja.Object)
+	if !ok || g.origExec == nil || o != g.origExec {
+		return v
+	}
+	if g.countedExec == nil {
+		exec, _ := g.origExec.Export().(func(goja.FunctionCall) goja.Value)
+		w := g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+			g.enter("RegExp.prototype.exec")
+			defer g.leave()
+			return exec(c)
+		}).(*goja.Object)
+		_ = w.DefineDataProperty("name", g.vm.ToValue("exec"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		_ = w.DefineDataProperty("length", g.vm.ToValue(1), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+		g.countedExec = w
+	}
+	return g.countedExec
 }

@@ -71,6 +71,8 @@ type guard struct {
 	origFlat    func(goja.FunctionCall) goja.Value
 	origApply   func(goja.FunctionCall) goja.Value
 	origBind    func(goja.FunctionCall) goja.Value
+	origExec    *goja.Object // RegExp.prototype.exec, left unwrapped (see stdRegExp)
+	countedExec *goja.Object // what bind and new Proxy forward to instead (see execTarget)
 	reflectAppl func(goja.FunctionCall) goja.Value
 	reflectCons func(goja.FunctionCall) goja.Value
 
@@ -219,6 +221,12 @@ func (g *guard) capture() error {
 		if *c.dst, err = native(c.path...); err != nil {
 			return err
 		}
+	}
+	if g.origExec, err = get("RegExp", "prototype", "exec"); err != nil {
+		return err
+	}
+	if _, ok := g.origExec.Export().(func(goja.FunctionCall) goja.Value); !ok {
+		return errors.New("intrinsic RegExp.prototype.exec is not native")
 	}
 	fp, err := get("Function", "prototype")
 	if err != nil {

@@ -75,7 +75,7 @@ func makePlan() ([]planned, error) {
 	var recErr error
 	rec := func(c goja.FunctionCall) goja.Value {
 		fn, _ := c.Argument(0).(*goja.Object)
-		if fn == nil || skip[fn] {
+		if fn == nil || skip[fn] || stdRegExp[c.Argument(1).String()] {
 			return goja.Undefined()
 		}
 		st := site{root: int(c.Argument(2).ToInteger()), kind: c.Argument(5).String()[0]}

@@ -96,6 +96,18 @@ var skipped = []string{
 	"Set.prototype.values", "WeakMap.prototype.set", "WeakSet.prototype.add",
 }
 
+// stdRegExp are the RegExp.prototype properties goja watches: redefining
+// any of them (as wrapping would) makes every regular expression of the
+// runtime leave goja's fast paths for good (split, replace and match then
+// run the generic algorithms, which cost several times more). They are left
+// alone; exec is the only one that converts anything (its argument), and a
+// cycle through it needs a bound function or a proxy standing for it, which
+// bind and new Proxy give a counted exec instead (see execTarget).
+var stdRegExp = map[string]bool{
+	"RegExp.prototype.exec": true, "get RegExp.prototype.global": true, "get RegExp.prototype.multiline": true,
+	"get RegExp.prototype.ignoreCase": true, "get RegExp.prototype.unicode": true, "get RegExp.prototype.sticky": true,
+}
+
 // lookup reads a dotted path of data properties from the global object.
 func lookup(vm *goja.Runtime, path string) (*goja.Object, bool) {
 	o := vm.GlobalObject()
@@ -213,6 +225,9 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			defer g.leave()
 			if check != nil {
 				args = check(args)
+			}
+			if name == "Proxy" && len(args) > 0 {
+				args[0] = g.execTarget(args[0])
 			}
 			o, err := construct(newTarget, args...)
 			rethrow(err)
