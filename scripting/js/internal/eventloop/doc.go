@@ -1,18 +1,40 @@
-// Package eventloop runs one goja runtime as an actor: one goroutine owns one
-// *goja.Runtime, and everything else talks to it by message.
+// Package eventloop runs one goja runtime as an event loop that one
+// goroutine at a time drives: the loop's own, or the caller of a Run that
+// found the runtime idle.
 //
-// # The actor
+// # Who runs the runtime
 //
 // [New] starts the loop goroutine, which creates the runtime, installs
 // setTimeout, clearTimeout and queueMicrotask, runs [Options.Setup] and then
-// serves jobs until [Loop.Close] or until it breaks. No other goroutine ever
-// reads or writes a goja value; the only cross-goroutine call made on the
-// runtime is goja's Interrupt, which goja documents as safe to call from any
-// goroutine. Callers post jobs (a mutex-guarded slice plus a one-slot wake
-// channel, so posting never blocks) and receive results on a buffered channel,
-// so the loop never blocks on a caller that has gone away.
+// serves jobs until [Loop.Close] or until it breaks. The runtime is a token
+// (a one-slot channel): only its holder reads or writes goja values, and the
+// token's hand-over orders everything it did before the next holder; the
+// only other call made on the runtime is goja's Interrupt, which goja
+// documents as safe from any goroutine. A Run whose caller finds the token
+// free takes it and runs its own job on its own goroutine, then goes on
+// serving the loop (what the job posted, the work it left for its caller,
+// see [Loop.GoInline]) until its job has settled or nothing is left; a
+// caller that finds it taken waits for it, for its result or for the end of
+// the loop, whichever comes first, in order with the other waiters. This is
+// what makes a JavaScript policy cheap: a listener called on an idle
+// instance runs, calls next(), runs the rest of its chain and settles with
+// no hand-off between goroutines. The loop goroutine takes the token when
+// host work, a timer or a cancellation posted a job (a mutex-guarded slice
+// plus a one-slot wake channel, so posting never blocks), and results travel
+// on buffered channels, so nobody blocks on a caller that has gone away.
 //
-// [Loop.Run] posts fn as a job. If fn returns a pending *goja.Promise (a
+// A caller drives only while its own job is unfinished, and never blocks
+// while it holds the token except in script code, which deadlines interrupt,
+// and in native code: synchronous host functions go through [Loop.Block],
+// which runs them on a goroutine of their own while a caller drives, so that
+// the caller still returns at its deadline (a native builtin that runs long,
+// a regular expression up to its match timeout, delays its caller by that
+// long, where before it delayed the loop goroutine). Each Run is cancelled
+// by a watcher of its context ([Loop.Run]) or by a timer of its own deadline
+// ([Loop.RunWithin]), never by its caller, which may be busy running script
+// code.
+//
+// [Loop.Run] runs fn as a job. If fn returns a pending *goja.Promise (a
 // native promise, subclass instances included; other thenables are plain
 // values, since awaiting them would call script code), the loop attaches two
 // reactions to it Go-side, through the intrinsic Promise.prototype.then and

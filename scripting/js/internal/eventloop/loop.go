@@ -95,7 +95,7 @@ type Loop struct {
 	// drive is the runtime itself: whoever holds it (the loop goroutine, or
 	// a Run's caller driving the loop, see Run) may touch the loop-only
 	// state below. After exit it is never released.
-	drive sync.Mutex
+	drive token
 	// callerDriving is set while a Run's caller holds drive (for Close).
 	callerDriving atomic.Bool
 
@@ -234,6 +234,7 @@ func New(opts Options) (*Loop, error) {
 	case l.grace < 0:
 		l.grace = 0
 	}
+	l.drive = make(token, 1) // held by the loop goroutine until it serves
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.initOrphans()
 	ready := make(chan error, 1)
@@ -297,15 +298,22 @@ func (l *Loop) run(r *run, watch bool) (any, error) {
 	if r.timeout > 0 {
 		defer r.stopTimer()
 	}
-	if l.drive.TryLock() {
-		if l.stopped.Load() {
-			l.drive.Unlock()
-			return nil, notStarted{l.Err()}
+	if !l.drive.TryLock() {
+		// Another goroutine runs the runtime: wait for it, or for r's
+		// outcome (a cancellation before the start), or for the loop's end.
+		select {
+		case <-l.drive:
+		case res := <-r.res:
+			return res.v, res.err
+		case <-l.quit:
+			return l.afterQuit(r)
 		}
-		l.driveFor(r)
-	} else if !l.post(item{run: r}) {
-		return nil, notStarted{l.Err()}
 	}
+	if l.stopped.Load() {
+		l.drive.Unlock()
+		return l.afterQuit(r)
+	}
+	l.driveFor(r)
 	select {
 	case res := <-r.res:
 		return res.v, res.err
@@ -682,9 +690,8 @@ func (l *Loop) report(err error) {
 }
 
 func (l *Loop) main(ready chan<- error) {
-	// The loop goroutine holds drive but while it waits in serve; it holds it
-	// again for exit and never releases it after that.
-	l.drive.Lock()
+	// The loop goroutine holds drive (from New) but while it waits in serve;
+	// it holds it again for exit and never releases it after that.
 	defer l.exit()
 	l.goid = curGoid()
 	if err := l.init(); err != nil {
@@ -1234,3 +1241,25 @@ func curGoid() int64 {
 	}
 	return id
 }
+
+// token is the runtime as a one-slot channel: whoever took its value holds
+// the runtime. A channel rather than a mutex, so that a Run's caller can
+// wait for the runtime, for its outcome and for the loop's end at once; its
+// waiters are served in order.
+type token chan struct{}
+
+// TryLock takes the runtime if it is free.
+func (t token) TryLock() bool {
+	select {
+	case <-t:
+		return true
+	default:
+		return false
+	}
+}
+
+// Lock waits for the runtime.
+func (t token) Lock() { <-t }
+
+// Unlock gives the runtime back; only its holder may.
+func (t token) Unlock() { t <- struct{}{} }
