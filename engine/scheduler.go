@@ -164,9 +164,24 @@ type batchRun struct {
 	settles  chan settled
 	out      BatchResult
 	err      error // the first internal failure
+
+	// Dispatch workers: a body runs on a worker goroutine kept for the
+	// batch, so that the next body reuses its grown stack (a script
+	// interpreter's calls need a deep one) instead of growing a fresh
+	// goroutine's again. Idle workers wait on jobs; run stops them.
+	jobs    chan dispatchJob
+	workers sync.WaitGroup
+	nwork   int
+}
+
+// dispatchJob is a body for a worker: call i.
+type dispatchJob struct {
+	i int
+	c *call
 }
 
 func (x *batchRun) run() (*BatchResult, error) {
+	defer x.stopWorkers()
 	for x.err == nil && x.next < len(x.slots) && x.ctx.Err() == nil {
 		x.group()
 	}
@@ -257,13 +272,51 @@ func (x *batchRun) start(i int) {
 	s.c = c
 	if st == stageDispatch {
 		x.inflight++
-		go x.dispatch(i, c)
+		x.spawn(dispatchJob{i: i, c: c})
 		return
 	}
 	s.st, s.r, s.ready = st, r, true
 }
 
-// dispatch runs call i's tools/execute chain and body (on its own goroutine).
+// spawn hands j to an idle worker, or to a new one while there are fewer
+// workers than the group's cap. At the cap, a worker is idle or about to be
+// (fewer bodies than the cap are in flight, and settles never blocks), so
+// the send waits only for it.
+func (x *batchRun) spawn(j dispatchJob) {
+	if x.jobs == nil {
+		x.jobs = make(chan dispatchJob)
+	}
+	select {
+	case x.jobs <- j:
+		return
+	default:
+	}
+	if x.nwork < x.e.capFor(x.b) {
+		x.nwork++
+		x.workers.Add(1)
+		go x.worker(j)
+		return
+	}
+	x.jobs <- j
+}
+
+// worker runs bodies until the batch is over.
+func (x *batchRun) worker(j dispatchJob) {
+	defer x.workers.Done()
+	for ok := true; ok; j, ok = <-x.jobs {
+		x.dispatch(j.i, j.c)
+	}
+}
+
+// stopWorkers ends the workers once no body is in flight.
+func (x *batchRun) stopWorkers() {
+	if x.jobs != nil {
+		close(x.jobs)
+		x.workers.Wait()
+	}
+}
+
+// dispatch runs call i's tools/execute chain and body (on a worker).
 func (x *batchRun) dispatch(i int, c *call) {
 	var (
 		st stage
