@@ -32,7 +32,7 @@ var examplePolicies = []string{"ask_before_write", "audit_log", "deny_shell", "p
 // policySetDir copies the JS word_count tool and, by lang ("" for none,
 // "js" or "lua"), the example policies with their libraries into a fresh
 // scripts folder.
-func policySetDir(b *testing.B, lang string) string {
+func policySetDir(b *testing.B, lang string, policies ...string) string {
 	b.Helper()
 	dir := b.TempDir()
 	cp := func(from, rel string) {
@@ -53,7 +53,7 @@ func policySetDir(b *testing.B, lang string) string {
 	switch lang {
 	case "js":
 		cp(examplePlugins, "lib/secrets.ts")
-		for _, p := range examplePolicies {
+		for _, p := range policies {
 			if _, err := os.Stat(filepath.Join(examplePlugins, p+".ts")); err == nil {
 				cp(examplePlugins, p+".ts")
 			} else {
@@ -63,7 +63,7 @@ func policySetDir(b *testing.B, lang string) string {
 	case "lua":
 		luaExamples := filepath.Join("..", "scripts", "examples", "lua")
 		cp(luaExamples, "lib/secrets.lua")
-		for _, p := range examplePolicies {
+		for _, p := range policies {
 			cp(luaExamples, p+".lua")
 		}
 	}
@@ -94,54 +94,74 @@ func BenchmarkExamplePolicySet(b *testing.B) {
 			name = lang + "_policies"
 		}
 		b.Run(name, func(b *testing.B) {
-			dir := policySetDir(b, lang)
-			mods, err := capability.Modules(capability.Config{Workspace: b.TempDir()})
-			if err != nil {
-				b.Fatal(err)
+			var policies []string
+			if lang != "" {
+				policies = examplePolicies
 			}
-			logs := &exLogs{}
-			logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			svc := engine.New(engine.WithLogger(logger), engine.WithApproval(&exApprovals{answer: engine.AllowedOnce}))
-			exec, err := engine.NewNativeExecutor(svc, 10)
-			if err != nil {
-				b.Fatal(err)
-			}
-			svc.Global().SetExecutor(exec)
-			svc.Global().OnExecute(engine.TimeoutPolicy())
-			agents := scripting.NewAgents()
-			loader := &scripting.Loader{Service: svc, Agents: agents.Agent, Logger: slog.New(slog.DiscardHandler), Hosts: []scripting.Host{
-				&js.Host{Logger: logger, Modules: mods},
-				&lua.Host{Logger: logger, Modules: mods},
-			}}
-			loaded := loadAll(b, loader, dir, "")
-			if want := 1 + len(examplePolicies); lang != "" && len(loaded) != want {
-				b.Fatalf("%d plugins loaded, want %d", len(loaded), want)
-			}
-			agent := agents.Agent("main")
-			ctx := context.Background()
-			call := func(i int) {
-				r := svc.Call(ctx, wordCountInput(i, agent))
-				if r.IsError {
-					b.Fatal(r.Error.Message)
-				}
-			}
-			got, err := dsl.Marshal(must(b, svc.Call(ctx, wordCountInput(0, agent))).JSON())
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !strings.Contains(string(got), `"words":10`) {
-				b.Fatalf("word_count answered %s, want 10 words", got)
-			}
-			b.ReportAllocs()
-			i := 1
-			for b.Loop() {
-				call(i)
-				i++
-			}
-			if l := logs.lines(""); lang != "" && len(l) > 0 {
-				b.Errorf("the policies logged warnings: %q", l)
-			}
+			benchWordCount(b, policySetDir(b, lang, policies...), len(policies))
 		})
+	}
+}
+
+// BenchmarkExamplePolicyEach is BenchmarkExamplePolicySet with one example
+// policy at a time, in each language: what each one costs.
+func BenchmarkExamplePolicyEach(b *testing.B) {
+	b.Cleanup(func() { awaitRegexpClock(b) })
+	for _, p := range examplePolicies {
+		for _, lang := range []string{"js", "lua"} {
+			b.Run(p+"/"+lang, func(b *testing.B) {
+				benchWordCount(b, policySetDir(b, lang, p), 1)
+			})
+		}
+	}
+}
+
+// benchWordCount loads dir (word_count and policies more plugins) into an
+// engine wired as dsh run wires it, and calls word_count b.N times with
+// fresh inputs.
+func benchWordCount(b *testing.B, dir string, policies int) {
+	b.Helper()
+	mods, err := capability.Modules(capability.Config{Workspace: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logs := &exLogs{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	svc := engine.New(engine.WithLogger(logger), engine.WithApproval(&exApprovals{answer: engine.AllowedOnce}))
+	exec, err := engine.NewNativeExecutor(svc, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc.Global().SetExecutor(exec)
+	svc.Global().OnExecute(engine.TimeoutPolicy())
+	agents := scripting.NewAgents()
+	loader := &scripting.Loader{Service: svc, Agents: agents.Agent, Logger: slog.New(slog.DiscardHandler), Hosts: []scripting.Host{
+		&js.Host{Logger: logger, Modules: mods},
+		&lua.Host{Logger: logger, Modules: mods},
+	}}
+	loaded := loadAll(b, loader, dir, "")
+	if want := 1 + policies; len(loaded) != want {
+		b.Fatalf("%d plugins loaded, want %d", len(loaded), want)
+	}
+	agent := agents.Agent("main")
+	ctx := context.Background()
+	got, err := dsl.Marshal(must(b, svc.Call(ctx, wordCountInput(0, agent))).JSON())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"words":10`) {
+		b.Fatalf("word_count answered %s, want 10 words", got)
+	}
+	b.ReportAllocs()
+	i := 1
+	for b.Loop() {
+		if r := svc.Call(ctx, wordCountInput(i, agent)); r.IsError {
+			b.Fatal(r.Error.Message)
+		}
+		i++
+	}
+	if l := logs.lines(""); policies > 0 && len(l) > 0 {
+		b.Errorf("the policies logged warnings: %q", l)
 	}
 }
 
@@ -204,7 +224,11 @@ func BenchmarkDshRunPolicySet(b *testing.B) {
 			name = lang + "_policies"
 		}
 		b.Run(name, func(b *testing.B) {
-			dir := policySetDir(b, lang)
+			var policies []string
+			if lang != "" {
+				policies = examplePolicies
+			}
+			dir := policySetDir(b, lang, policies...)
 			ws := b.TempDir()
 			one, many := dshRunCalls(b, 1), dshRunCalls(b, dshRunBatch)
 			run := func(calls string) (time.Duration, string) {
