@@ -3,9 +3,16 @@
 // (defineTool, tools, on, log) to the engine through the scripting package.
 //
 // Every script callback a plugin registers is called through its pool: the
-// call goes to the plugin's live instance as a job on that instance's loop,
-// values cross by Go-side conversion (scripting/js/internal/jsvalue), and the
-// result comes back on a channel. A call whose context is cancelled first
+// call goes to the plugin's live instance as a job on that instance's loop
+// (run on the caller's own goroutine when the instance is idle, see
+// scripting/js/internal/eventloop), and values cross by Go-side conversion
+// (scripting/js/internal/jsvalue). A pre- or post-execute listener's next()
+// runs the rest of its chain on the same goroutine once the listener's job
+// is over, so a chain of JavaScript listeners costs no goroutine hand-off.
+// One difference shows: a listener that settles while the rest of its chain
+// runs (racing next() against a timer) has its answer returned once that
+// rest has finished. A tools/execute wrapper's next() runs the tool on a
+// goroutine of its own, as before. A call whose context is cancelled first
 // aborts the script's AbortSignal; a script still running after the grace
 // period is interrupted, and the instance is replaced by a fresh one that
 // replays the plugin's top level before it serves another call.

@@ -7,8 +7,9 @@
 # Each round runs the TypeScript benchmark (scenario a = greet, no listeners; b = greet with 2 pre +
 # 1 post async pass-through listeners; BENCH_N calls per rep, default 3000, BENCH_REPS reps, default
 # 3), then dsh's Go benchmarks JSGreet, JSPolicyNone and JSPolicyTwoPreOnePostAsync in
-# scripting/js (-benchtime GO_BENCHTIME, default 3000x, -count GO_COUNT, default 3; the test binary
-# is built once, before the first round). At the end it prints a markdown table: per scenario the
+# scripting/js (-benchtime GO_BENCHTIME, default 3000x, -count GO_COUNT, default 3), again with
+# GOGC=400 (what the dsh command sets), and engine's CallGreet and CallGreetListeners (Go tool and
+# Go listeners); the test binaries are built once, before the first round. At the end it prints a markdown table: per scenario the
 # median and min–max over all reps of all rounds (µs per call), the ratios TS a / dsh JSPolicyNone
 # and TS b / dsh JSPolicyTwoPreOnePostAsync, the machine and the date. Raw output is kept in a
 # directory under /tmp whose path it prints.
@@ -58,8 +59,8 @@ fi
 out=$(mktemp -d /tmp/sidebyside.XXXXXX)
 echo "sidebyside.sh: raw output in $out" >&2
 
-echo "sidebyside.sh: building the scripting/js test binary" >&2
-(cd "$repo" && go test -c -o "$out/js.test" ./scripting/js/)
+echo "sidebyside.sh: building the scripting/js and engine test binaries" >&2
+(cd "$repo" && go test -c -o "$out/js.test" ./scripting/js/ && go test -c -o "$out/engine.test" ./engine/)
 
 for ((r = 1; r <= rounds; r++)); do
 	echo "sidebyside.sh: round $r/$rounds: TypeScript (N=$bench_n, reps=$bench_reps)" >&2
@@ -72,6 +73,12 @@ for ((r = 1; r <= rounds; r++)); do
 	(cd "$repo/scripting/js" && "$out/js.test" -test.run '^$' -test.bench "$go_bench" \
 		-test.benchtime "$go_benchtime" -test.count "$go_count" -test.benchmem \
 		-test.timeout 30m) >"$out/go.$r.txt"
+	# The dsh command runs with GOGC=400 (cmd/dsh/main.go); a library embedding dsh has Go's 100.
+	(cd "$repo/scripting/js" && GOGC=400 "$out/js.test" -test.run '^$' -test.bench "$go_bench" \
+		-test.benchtime "$go_benchtime" -test.count "$go_count" -test.benchmem \
+		-test.timeout 30m) | sed 's/^\(Benchmark[^ \t]*\)-\([0-9]*\)/\1@gogc400-\2/' >>"$out/go.$r.txt"
+	(cd "$repo/engine" && "$out/engine.test" -test.run '^$' -test.bench '^Benchmark(CallGreet|CallGreetListeners)$' \
+		-test.benchtime 200000x -test.count "$go_count" -test.timeout 30m) >>"$out/go.$r.txt"
 done
 
 # samples: one "side scenario round µs" line per rep.
@@ -134,9 +141,15 @@ row "greet, 2 pre + 1 post async listeners (b)" ts b
 row "JS greet (JSGreet)" dsh JSGreet
 row "JS greet, fresh inputs (JSPolicyNone)" dsh JSPolicyNone
 row "JS greet + 2 pre + 1 post async JS listeners (JSPolicyTwoPreOnePostAsync)" dsh JSPolicyTwoPreOnePostAsync
+row "the same, GOGC=400 as the dsh command runs" dsh JSPolicyTwoPreOnePostAsync@gogc400
+row "JS greet, GOGC=400 (JSPolicyNone)" dsh JSPolicyNone@gogc400
+row "Go greet (engine CallGreet)" dsh CallGreet
+row "Go greet + 2 pre + 1 post Go listeners (engine CallGreetListeners)" dsh CallGreetListeners
 echo
-echo "- TS a / dsh JSPolicyNone: $(ratio a JSPolicyNone)"
-echo "- TS b / dsh JSPolicyTwoPreOnePostAsync: $(ratio b JSPolicyTwoPreOnePostAsync) (issue 13 target ≥ 6×)"
+echo "- TS a / dsh JSPolicyNone: $(ratio a JSPolicyNone); GOGC=400: $(ratio a JSPolicyNone@gogc400)"
+echo "- TS b / dsh JSPolicyTwoPreOnePostAsync: $(ratio b JSPolicyTwoPreOnePostAsync) (issue 13 target ≥ 6×);" \
+	"GOGC=400: $(ratio b JSPolicyTwoPreOnePostAsync@gogc400)"
+echo "- TS a / dsh CallGreet (a Go tool): $(ratio a CallGreet); TS b / CallGreetListeners: $(ratio b CallGreetListeners)"
 echo "- TS: vitest, node ${node_version:-?}, BENCH_N=$bench_n, BENCH_REPS=$bench_reps per round;" \
 	"dsh: $(go env GOVERSION), -benchtime $go_benchtime -count $go_count per round"
 echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
