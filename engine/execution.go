@@ -71,6 +71,10 @@ type Input struct {
 	Parent     *Token   // the calling execution, for nested calls
 	Schema     any      // binding-time schema of a PTC sub-call; never logged
 	ToolSet    *ToolSet // the step's resolved tool set, if any
+	// Log is where the call's nested work writes its durable events (a PTC
+	// run's tool/ptc-dispatch-start and tool/ptc-dispatch); the native
+	// executor sets it for the calls of a batch that logs. Nil: none.
+	Log EventLog
 }
 
 // Execution is one call as listeners, guards and observers see it. It is
@@ -83,6 +87,7 @@ type Execution struct {
 	schema                   any
 	toolSet                  *ToolSet
 	def                      *Definition
+	log                      EventLog
 
 	epoch Epoch // the call's (see Service.Swap)
 
@@ -93,6 +98,10 @@ type Execution struct {
 
 // CallID returns the call's id.
 func (e *Execution) CallID() string { return e.callID }
+
+// Log returns where the call's nested work writes its durable events, or nil
+// (see Input.Log).
+func (e *Execution) Log() EventLog { return e.log }
 
 // RootCallID returns the id of the outermost call (CallID when not nested).
 func (e *Execution) RootCallID() string { return e.rootCallID }

@@ -32,6 +32,23 @@ type TransportExecutor interface {
 type Description struct {
 	Schemas []ToolSchema
 	Names   []string // the names the model may call
+	// Sections are the system-prompt sections the executor contributes,
+	// sorted by Order (the PTC executor's tools:code-only and tools:sdk).
+	Sections []Section
+}
+
+// Section is a system-prompt section: an id, its place among the prompt's
+// sections (lower first) and its text.
+type Section struct {
+	ID    string
+	Order int
+	Text  string
+}
+
+// JSON returns {id, order, text}.
+func (s Section) JSON() *dsl.Object {
+	return dsl.NewObject(dsl.Member{Key: "id", Value: s.ID}, dsl.Member{Key: "order", Value: float64(s.Order)},
+		dsl.Member{Key: "text", Value: s.Text})
 }
 
 // Batch is one assistant step's tool calls, in model order.

@@ -41,7 +41,7 @@ func (c *call) resolve() *registration {
 func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	exec := &Execution{
 		callID: in.CallID, rootCallID: in.RootCallID, name: in.Name,
-		agent: in.Agent, parent: in.Parent, schema: in.Schema, toolSet: in.ToolSet,
+		agent: in.Agent, parent: in.Parent, schema: in.Schema, toolSet: in.ToolSet, log: in.Log,
 	}
 	if exec.rootCallID == "" {
 		exec.rootCallID = exec.callID

@@ -116,7 +116,7 @@ func (e *NativeExecutor) Execute(ctx context.Context, b Batch) (*BatchResult, er
 	}
 	x.out.Results = make([]CallResult, len(b.Calls))
 	for i, tc := range b.Calls {
-		x.slots[i].in = Input{CallID: tc.ID, Name: tc.Name, Arguments: parseArguments(tc.Arguments), Agent: b.Agent, ToolSet: b.ToolSet}
+		x.slots[i].in = Input{CallID: tc.ID, Name: tc.Name, Arguments: parseArguments(tc.Arguments), Agent: b.Agent, ToolSet: b.ToolSet, Log: x.log}
 	}
 	return x.run()
 }

@@ -9,9 +9,13 @@
 // Runtimes are passed in; ptc never imports a language package
 // (scripting/js and scripting/lua implement Runtime, cmd/dsh wires them).
 //
-// What is here so far (issue 14, first part): the seam's types, the failure
-// kinds and their messages, budget and binding validation, the output
-// ledger, the run_code definition with its renderer and pretty printer, and
-// the TypeScript SDK renderer. The executor, the sub-call bridge and the
-// goja runtime follow.
+// What is here (issue 14, in progress): the seam's types, the failure kinds
+// and their messages, budget and binding validation, the output ledger, the
+// run_code definition with its renderer and pretty printer, the TypeScript
+// SDK renderer, the ordered sub-call scheduler (§2.6, on engine.Staged), and
+// the Executor: Describe with the tools:code-only and tools:sdk sections,
+// Direct, run_code's body (§2.1) with its bindings, argument snapshots and
+// result forwarding (§2.9). Model-direct calls of other tools under it are
+// the engine's route-bearing UNKNOWN_TOOL. The goja runtime (scripting/js),
+// the conformance helper, the command line and the Lua flavor follow.
 package ptc

@@ -1,0 +1,260 @@
+package ptc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// Prompt sections (§0.1, §7).
+const (
+	// CodeOnlySectionID is the section saying run_code is the only tool the
+	// model calls directly; its text is empty with Direct.
+	CodeOnlySectionID    = "tools:code-only"
+	CodeOnlySectionOrder = 99
+	// SDKSectionID is the section declaring the tools a program calls.
+	SDKSectionID    = "tools:sdk"
+	SDKSectionOrder = 150
+)
+
+// codeOnlyInstruction is the tools:code-only text (upstream's literal).
+const codeOnlyInstruction = "`" + ToolName + "` is the only tool you can call directly — a tool call naming any other tool fails. Reach every tool the SDK declares below from inside the program."
+
+// Options configures an Executor.
+type Options struct {
+	// Direct also presents the visible native tools, callable directly
+	// beside run_code (upstream's "both").
+	Direct bool
+	// MaxParallelSubCalls bounds the sub-calls of one run in flight; 0 means
+	// DefaultMaxParallelSubCalls.
+	MaxParallelSubCalls int
+	// MaxParallelToolCalls bounds a step's root calls in flight, as the
+	// native executor's cap does; 0 means 10.
+	MaxParallelToolCalls int
+}
+
+// describe is what the executor shows the model for the visible
+// definitions (§0.1): [run_code], or with direct the native schemas then
+// run_code, and the two prompt sections over the visible tools minus
+// run_code.
+func describe(lang Language, direct bool, transport *engine.Definition, defs []*engine.Definition) (engine.Description, error) {
+	var d engine.Description
+	var natives []*engine.Definition
+	for _, def := range defs {
+		if def.Name != ToolName {
+			natives = append(natives, def)
+		}
+	}
+	if direct {
+		native, err := (&engine.NativeExecutor{}).Describe(natives)
+		if err != nil {
+			return engine.Description{}, err
+		}
+		d = native
+	}
+	rc, err := (&engine.NativeExecutor{}).Describe([]*engine.Definition{transport})
+	if err != nil {
+		return engine.Description{}, err
+	}
+	d.Schemas = append(d.Schemas, rc.Schemas...)
+	d.Names = append(d.Names, rc.Names...)
+	codeOnly := codeOnlyInstruction
+	if direct {
+		codeOnly = ""
+	}
+	sdk, err := renderSDK(lang, natives)
+	if err != nil {
+		return engine.Description{}, err
+	}
+	d.Sections = []engine.Section{
+		{ID: CodeOnlySectionID, Order: CodeOnlySectionOrder, Text: codeOnly},
+		{ID: SDKSectionID, Order: SDKSectionOrder, Text: sdk},
+	}
+	return d, nil
+}
+
+// errNoSDK is renderSDK's error for a language without an SDK renderer.
+var errNoSDK = errors.New("ptc: no SDK renderer for this language")
+
+// renderSDK renders the tools:sdk section for lang over defs.
+func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
+	tools := make([]SDKTool, len(defs))
+	for i, def := range defs {
+		tools[i] = SDKTool{Name: def.Name, Description: def.Description, Parameters: def.Parameters, Output: def.Output.Schema}
+	}
+	switch lang {
+	case TypeScript:
+		return TypeScriptSDK(tools), nil
+	default:
+		return "", errNoSDK
+	}
+}
+
+// Executor is the PTC executor (§0.1): it presents run_code (with Direct,
+// beside the visible native tools) and runs a step's batch as the native
+// executor does; run_code's body runs the program on the Runtime, each of
+// its tool calls a sub-call through the full pipeline, ordered by the
+// sub-call scheduler (§2.6). Select it for a scope with Scope.SetExecutor;
+// agents below inherit it.
+type Executor struct {
+	svc       *engine.Service
+	rt        Runtime
+	direct    bool
+	parallel  int
+	native    *engine.NativeExecutor
+	transport *engine.Definition
+}
+
+var _ engine.TransportExecutor = (*Executor)(nil)
+
+// NewExecutor returns the PTC executor running programs on rt, as
+// sql.OpenDB takes a connector.
+func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, error) {
+	if rt == nil {
+		return nil, errors.New("ptc: run_code requires a code runtime")
+	}
+	lang := rt.Language()
+	if lang != TypeScript && lang != Lua {
+		return nil, fmt.Errorf("ptc: no run_code flavor for the language %q", lang)
+	}
+	parallel := opts.MaxParallelSubCalls
+	if parallel == 0 {
+		parallel = DefaultMaxParallelSubCalls
+	}
+	if err := ValidateMaxParallelSubCalls(float64(parallel)); err != nil {
+		return nil, err
+	}
+	roots := opts.MaxParallelToolCalls
+	if roots == 0 {
+		roots = 10
+	}
+	native, err := engine.NewNativeExecutor(svc, roots)
+	if err != nil {
+		return nil, err
+	}
+	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, native: native}
+	e.transport = &engine.Definition{
+		Name:        ToolName,
+		Description: Description(lang),
+		Parameters:  Parameters(lang),
+		Output: engine.Output{
+			Schema: OutputSchema(),
+			Render: func(_, value any) ([]engine.Block, error) { return RenderOutput(value), nil },
+		},
+		Execute:     e.execute,
+		PresentCall: PresentCall,
+	}
+	return e, nil
+}
+
+// Describe returns [run_code] (with Direct, the native schemas then
+// run_code) and the tools:code-only and tools:sdk sections.
+func (e *Executor) Describe(defs []*engine.Definition) (engine.Description, error) {
+	return describe(e.rt.Language(), e.direct, e.transport, defs)
+}
+
+// Execute runs a batch as the native executor does.
+func (e *Executor) Execute(ctx context.Context, b engine.Batch) (*engine.BatchResult, error) {
+	return e.native.Execute(ctx, b)
+}
+
+// Transport returns the run_code definition.
+func (e *Executor) Transport() *engine.Definition { return e.transport }
+
+// Direct reports whether the native tools stay callable directly.
+func (e *Executor) Direct() bool { return e.direct }
+
+// Runtime returns the runtime programs run on.
+func (e *Executor) Runtime() Runtime { return e.rt }
+
+// settledReason ends a run's sub-calls when its program has settled (§7).
+const settledReason = "run_code settled"
+
+// execute is run_code's body (§2.1).
+func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any, error) {
+	if err := CheckDescription(args); err != nil {
+		return nil, err
+	}
+	code, _ := stringArg(args, "code")
+	outer := run.Execution
+	sched, err := newScheduler(ctx, e.svc, schedulerOptions{
+		MaxParallel: e.parallel,
+		Outer:       outer,
+		Log:         outer.Log(),
+		OnCommit:    func(_ string, r *engine.Result) { forward(run, r) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	ns := Namespace{Global: "tools", ErrorClass: "ToolCallError", ErrorMember: "toolName"}
+	for _, def := range e.svc.Scope(outer.Agent()).Definitions(outer.ToolSet()) {
+		if def.Name == ToolName {
+			continue
+		}
+		name, schema := def.Name, def.Parameters
+		ns.Bindings = append(ns.Bindings, Binding{Name: name, Call: func(ctx context.Context, args any) (any, error) {
+			dispatched, logged, err := snapshotArguments(args)
+			if err != nil {
+				return nil, err
+			}
+			return sched.Submit(ctx, subCall{Name: name, Arguments: dispatched, Logged: logged, Schema: schema})
+		}})
+	}
+	res, runErr := e.rt.Run(ctx, Request{Program: code, Bindings: []Namespace{ns}})
+	// Whatever happened, the run is over: queued sub-calls are abandoned,
+	// those in flight are awaited, and every event is appended (§2.1 step 5).
+	closeErr := sched.Close(settledReason)
+	if runErr != nil {
+		return nil, runErr
+	}
+	if closeErr != nil {
+		return nil, closeErr
+	}
+	return OutputValue(res)
+}
+
+// snapshotArguments takes the two independent snapshots of a sub-call's
+// arguments (§2.5 step 2): one to dispatch, one for the log.
+func snapshotArguments(args any) (dispatched, logged any, err error) {
+	if args == nil {
+		return nil, nil, errors.New("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)")
+	}
+	dispatched, err = dsl.Snapshot(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool arguments must be lossless JSON: %s", err.Error())
+	}
+	logged, err = dsl.Snapshot(args)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool arguments must be lossless JSON: %s", err.Error())
+	}
+	return dispatched, logged, nil
+}
+
+// imageSource is where a sub-call's image-bearing content is deferred from
+// (§2.9, §7).
+func imageSource() *dsl.Object {
+	return dsl.NewObject(dsl.Member{Key: "kind", Value: "plugin"}, dsl.Member{Key: "plugin", Value: "tools-ptc"})
+}
+
+// forward carries a committed sub-result's contexts, images and
+// concludesTurn onto the outer call (§2.9).
+func forward(run *engine.Run, r *engine.Result) {
+	for _, m := range r.AdditionalContexts {
+		run.DeferContext(m)
+	}
+	if r.IsError {
+		return
+	}
+	for _, b := range r.Content {
+		if b.BlockType() == "image" {
+			run.DeferContext(engine.NewUserMessage(r.Content, imageSource()))
+			break
+		}
+	}
+	if r.ConcludesTurn {
+		run.ConcludeTurn()
+	}
+}

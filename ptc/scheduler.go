@@ -1,0 +1,382 @@
+package ptc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/dsh-go/dsh/engine"
+)
+
+// schedulerOptions configure one run's sub-call scheduler.
+type schedulerOptions struct {
+	// MaxParallel is maxParallelSubCalls: the cap on bodies in flight and on
+	// pending settle-event tasks; a positive integer.
+	MaxParallel int
+	// Outer is the run_code execution the program runs under: sub-call ids,
+	// rootCallId, parentCallId, agent, parent token and tool set come from
+	// it, and the dispatch-log waterfall sees it. Required.
+	Outer *engine.Execution
+	// Log receives the sub-calls' durable events when Outer has an agent
+	// (the session owner); nil logs nothing.
+	Log engine.EventLog
+	// OnCommit, when set, sees each committed result (never a synthesized
+	// internal failure) in submission order on the driver lane, before the
+	// program's call settles: the bridge forwards contexts, images and
+	// concludesTurn there (§2.9).
+	OnCommit func(subCallID string, r *engine.Result)
+}
+
+// subCall is one binding call as the bridge hands it over, its arguments
+// already snapshotted (§2.5 step 2).
+type subCall struct {
+	Name      string
+	Arguments any // the dispatched snapshot
+	Logged    any // the independent snapshot the events carry
+	Schema    any // the binding-time schema
+}
+
+// scheduler runs one run_code program's sub-calls (§2.6). Submissions enter
+// a FIFO; one driver lane runs every ordered stage: for the queue's head it
+// appends the start event and runs creation, pre-execute and the guards
+// (Service.Stage), then launches only the dispatch (tools/execute chain and
+// body) on its own goroutine. The head starts when no exclusive barrier is
+// active and, as the classifier says at that moment, nothing is in flight
+// (exclusive) or fewer than MaxParallel bodies are (parallel). An exclusive
+// call keeps its barrier until its commit is done. Calls commit
+// (post-execute, OnCommit, settling the program's call, scheduling the
+// settle event) strictly in submission order, so a call resolves only once
+// every earlier call has committed. While more than MaxParallel settle-event
+// tasks are pending the lane waits.
+//
+// The run is over once its context ends or Close is called; Close drains
+// the scheduler and must be called for its goroutines to end.
+type scheduler struct {
+	svc      *engine.Service
+	outer    *engine.Execution
+	agent    *engine.Agent
+	log      engine.EventLog // nil: no events
+	max      int
+	onCommit func(string, *engine.Result)
+
+	ctx     context.Context // the run-scoped context: the sub-calls' signal
+	cancel  context.CancelCauseFunc
+	logCtx  context.Context // ctx without its cancellation
+	unwatch func() bool
+	wake    chan struct{} // buffered: a pending wake-up for the lane
+	done    chan struct{} // closed when the lane has drained and exited
+
+	mu        sync.Mutex
+	n         int         // sub-call ids handed out
+	pending   []*subEntry // submitted, not started
+	started   []*subEntry // started, not committed, in submission order
+	inflight  int         // dispatches running
+	exclusive bool        // an exclusive call started and has not committed
+	logWork   int         // settle-event tasks pending
+	err       error       // the first internal failure
+}
+
+// subEntry is one submission.
+type subEntry struct {
+	in     engine.Input
+	logged any
+	reply  chan subReply // buffered: the lane never blocks on it
+
+	// Written by the lane, or under scheduler.mu by a dispatch goroutine.
+	mode    engine.Mode
+	staged  *engine.Staged
+	settled bool  // ready to commit
+	err     error // a stage's internal failure
+}
+
+type subReply struct {
+	value any
+	err   error
+}
+
+// newScheduler starts the scheduler for one run. The run-scoped context is
+// derived from ctx: its end (the outer call's abort, or Close) ends the run.
+func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOptions) (*scheduler, error) {
+	if err := ValidateMaxParallelSubCalls(float64(opts.MaxParallel)); err != nil {
+		return nil, err
+	}
+	if opts.Outer == nil {
+		return nil, errors.New("ptc: scheduler without an outer execution")
+	}
+	s := &scheduler{
+		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, onCommit: opts.OnCommit,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	if opts.Log != nil && s.agent != nil {
+		s.log = opts.Log
+	}
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
+	s.logCtx = context.WithoutCancel(s.ctx)
+	s.unwatch = context.AfterFunc(s.ctx, s.signal)
+	go s.drive()
+	return s, nil
+}
+
+// Submit is one binding call: [scheduler.Enqueue] and wait.
+func (s *scheduler) Submit(ctx context.Context, c subCall) (any, error) {
+	return s.Enqueue(c)(ctx)
+}
+
+// Enqueue queues one binding call under the next sub-call id and returns a
+// function that waits for its commit. That function returns the result's
+// canonical value, or an error whose message is what the program sees
+// (§2.7, §2.8): the failure's message, or one of the "run is over"
+// messages. When its ctx ends first it returns ctx's cause and the call goes
+// on unwatched. Calls are numbered and started in the order Enqueue is
+// called.
+func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	if s.ctx.Err() != nil {
+		s.mu.Unlock()
+		err := s.overError(c.Name, "not dispatched")
+		return func(context.Context) (any, error) { return nil, err }
+	}
+	s.n++
+	e := &subEntry{
+		in: engine.Input{
+			CallID:     s.outer.CallID() + ":ptc:" + strconv.Itoa(s.n),
+			RootCallID: s.outer.RootCallID(),
+			Name:       c.Name,
+			Arguments:  c.Arguments,
+			Agent:      s.agent,
+			Parent:     s.outer.Token(),
+			Schema:     c.Schema,
+			ToolSet:    s.outer.ToolSet(),
+		},
+		logged: c.Logged,
+		reply:  make(chan subReply, 1),
+	}
+	s.pending = append(s.pending, e)
+	s.mu.Unlock()
+	s.signal()
+	return func(ctx context.Context) (any, error) {
+		select {
+		case r := <-e.reply:
+			e.reply <- r // a second wait sees the same outcome
+			return r.value, r.err
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Close ends the run with reason (unless it already ended) and drains it:
+// queued calls are abandoned, calls in flight see the run's context end and
+// still commit and log, and every settle event is appended before Close
+// returns. It returns the first internal failure (a stage's panic, an event
+// log's failure), if any. Close may be called more than once.
+func (s *scheduler) Close(reason string) error {
+	s.cancel(errors.New(reason))
+	s.signal()
+	<-s.done
+	s.unwatch()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// signal wakes the lane.
+func (s *scheduler) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// overError is "run_code run is over (<reason>); <name> <what>".
+func (s *scheduler) overError(name, what string) error {
+	return fmt.Errorf("run_code run is over (%s); %s %s", context.Cause(s.ctx).Error(), name, what)
+}
+
+// drive is the lane: each pass commits the head of the started calls when
+// it is ready, else starts the queue's head when there is capacity (or
+// abandons it once the run is over), else waits for a wake-up.
+func (s *scheduler) drive() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		if s.logWork > s.max { // backpressure
+			s.mu.Unlock()
+			<-s.wake
+			continue
+		}
+		if len(s.started) > 0 && s.started[0].settled {
+			e := s.started[0]
+			s.started = s.started[1:]
+			s.mu.Unlock()
+			s.commit(e)
+			if e.mode == engine.Exclusive {
+				s.mu.Lock()
+				s.exclusive = false
+				s.mu.Unlock()
+			}
+			continue
+		}
+		over := s.ctx.Err() != nil
+		if len(s.pending) > 0 {
+			head := s.pending[0]
+			if over {
+				s.pending = s.pending[1:]
+				s.mu.Unlock()
+				head.reply <- subReply{err: s.overError(head.in.Name, "tool call abandoned")}
+				continue
+			}
+			if !s.exclusive {
+				inflight := s.inflight // only falls meanwhile
+				s.mu.Unlock()
+				mode := s.mode(head.in)
+				if (mode == engine.Exclusive && inflight == 0) || (mode == engine.Parallel && inflight < s.max) {
+					s.mu.Lock()
+					head.mode = mode
+					s.exclusive = mode == engine.Exclusive
+					s.pending = s.pending[1:]
+					s.started = append(s.started, head)
+					s.mu.Unlock()
+					s.start(head)
+					continue
+				}
+				s.mu.Lock()
+			}
+		}
+		idle := over && len(s.pending) == 0 && len(s.started) == 0 && s.logWork == 0
+		s.mu.Unlock()
+		if idle {
+			return
+		}
+		<-s.wake
+	}
+}
+
+// mode classifies in now; a panic is exclusive.
+func (s *scheduler) mode(in engine.Input) (m engine.Mode) {
+	defer func() {
+		if recover() != nil {
+			m = engine.Exclusive
+		}
+	}()
+	return s.svc.Global().ExecutionMode(in)
+}
+
+// start appends e's start event, runs its prepare and launches its dispatch.
+func (s *scheduler) start(e *subEntry) {
+	if s.log != nil {
+		s.append(engine.PTCDispatchStartEvent(s.agent, s.dispatch(e)), e.in.CallID)
+	}
+	x, err := s.svc.Stage(s.ctx, e.in)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e.staged, e.err = x, err
+	if err == nil && x.NeedsDispatch() {
+		s.inflight++
+		go s.run(e)
+		return
+	}
+	e.settled = true
+}
+
+// run is e's dispatch goroutine.
+func (s *scheduler) run(e *subEntry) {
+	err := e.staged.Dispatch()
+	s.mu.Lock()
+	e.err, e.settled = err, true
+	s.inflight--
+	s.mu.Unlock()
+	s.signal()
+}
+
+// commit finishes e, settles the program's call and schedules its settle
+// event.
+func (s *scheduler) commit(e *subEntry) {
+	var r *engine.Result
+	err := e.err
+	if err == nil {
+		r, err = e.staged.Commit()
+	}
+	if err != nil {
+		s.fail(err)
+		r = internalResult(err)
+	} else if s.onCommit != nil {
+		s.onCommit(e.in.CallID, r)
+	}
+	s.mu.Lock()
+	over := s.ctx.Err() != nil
+	if s.log != nil {
+		s.logWork++
+	}
+	s.mu.Unlock()
+	switch {
+	case over:
+		e.reply <- subReply{err: s.overError(e.in.Name, "result discarded")}
+	case r.IsError:
+		e.reply <- subReply{err: errors.New(failureMessage(r))}
+	default:
+		e.reply <- subReply{value: r.Value}
+	}
+	if s.log != nil {
+		go s.settleEvent(e, r)
+	}
+}
+
+// settleEvent runs the dispatch-log waterfall and appends e's settle event.
+func (s *scheduler) settleEvent(e *subEntry, r *engine.Result) {
+	defer func() {
+		s.mu.Lock()
+		s.logWork--
+		s.mu.Unlock()
+		s.signal()
+	}()
+	content := s.svc.DispatchLogContent(s.logCtx, &engine.DispatchLogEntry{
+		Exec: s.outer, Agent: s.agent, SubCallID: e.in.CallID, Name: e.in.Name, IsError: r.IsError, Content: r.Content,
+	})
+	s.append(engine.PTCDispatchEvent(s.agent, s.dispatch(e), r, content), e.in.CallID)
+}
+
+// dispatch names e in its events.
+func (s *scheduler) dispatch(e *subEntry) engine.PTCDispatch {
+	return engine.PTCDispatch{
+		RootCallID: e.in.RootCallID, ParentCallID: s.outer.CallID(), SubCallID: e.in.CallID,
+		Name: e.in.Name, Arguments: e.logged,
+	}
+}
+
+// append writes ev to the log; a failure or panic is an internal failure.
+func (s *scheduler) append(ev engine.Event, callID string) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.fail(fmt.Errorf("sub-call %q: event log panicked: %v", callID, v))
+		}
+	}()
+	if _, err := s.log.Append(s.logCtx, ev); err != nil {
+		s.fail(fmt.Errorf("sub-call %q: appending %s: %w", callID, ev.Type, err))
+	}
+}
+
+func (s *scheduler) fail(err error) {
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+// failureMessage is what the program sees of a failed result (§2.7).
+func failureMessage(r *engine.Result) string {
+	if r.Error != nil {
+		return r.Error.Message
+	}
+	return "tool call failed"
+}
+
+// internalResult is the failure a call whose stage failed internally
+// settles with, so that its settle event still follows its start event.
+func internalResult(err error) *engine.Result {
+	msg := err.Error()
+	return &engine.Result{IsError: true, Error: &engine.Failure{Message: msg}, Content: []engine.Block{engine.Text("Error: " + msg)}}
+}
