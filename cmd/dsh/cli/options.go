@@ -46,6 +46,7 @@ type options struct {
 	verbose     bool
 	httpAllow   []string
 	memoryLimit int // MiB; 0 turns the guard off
+	ptc         ptcFlags
 
 	// Standard streams of this Run.
 	stdin          io.Reader
@@ -68,6 +69,7 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.IntVar(&o.memoryLimit, "memory-limit", defaultMemoryLimit, "stop the calls whose scripts run while the heap passes `MiB` (0 turns the limit off)")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil, "`HOSTS` dsh/http may fetch from, comma-separated (default loopback only)")
 	root.MarkFlagsMutuallyExclusive("agent", "no-agent")
+	o.ptc.add(root)
 }
 
 // check validates the flag values that cobra cannot: a problem is a usage
@@ -83,6 +85,9 @@ func (o *options) check() error {
 	}
 	if o.maxParallel <= 0 {
 		return fmt.Errorf("--max-parallel %d: maxParallelToolCalls must be a positive integer", o.maxParallel)
+	}
+	if err := o.ptc.check(); err != nil {
+		return err
 	}
 	if !o.noAgent && o.agent == "" {
 		return fmt.Errorf("--agent: the agent id must not be empty (use --no-agent to run without one)")

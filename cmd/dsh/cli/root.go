@@ -105,8 +105,9 @@ directories.
 Write a plugin, check it with "dsh check", see what the model is shown with
 "dsh schemas", try a call with "dsh call", run a batch of model calls with
 "dsh run", serve calls while editing plugins with "dsh watch" (each saved
-file is reloaded at once), and re-draw a session's cards from its --log
-with "dsh replay".
+file is reloaded at once), re-draw a session's cards from its --log
+with "dsh replay", run a run_code program that calls the tools with
+"dsh ptc", and see what --executor ptc shows the model with "dsh describe".
 
 Exit status: 0 when the command ran (a tool failure is a result, not a
 command failure), 1 for problems the user must fix (a bad calls file,
@@ -130,7 +131,7 @@ when interrupted.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	o.addGlobalFlags(root)
 	root.AddCommand(newVersionCmd(), newSchemaCmd(),
-		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o), newWatchCmd(o))
+		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o), newWatchCmd(o), newPTCCmd(o), newDescribeCmd(o))
 	return root
 }
 

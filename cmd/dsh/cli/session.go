@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
 )
@@ -34,6 +35,7 @@ type session struct {
 	plugins []*scripting.Loaded
 	diags   []diagnostic
 	scopes  map[*engine.Agent]*engine.Scope
+	runtime ptc.Runtime // run_code's, under a PTC executor
 }
 
 // diagnostic is a plugin that failed to load, named by its path as the
@@ -82,11 +84,9 @@ func newSession(o *options) (*session, error) {
 		engineOpts = append(engineOpts, engine.WithApproval(a))
 	}
 	s.svc = engine.New(engineOpts...)
-	exec, err := engine.NewNativeExecutor(s.svc, o.maxParallel)
-	if err != nil {
-		return nil, fmt.Errorf("--max-parallel %d: %w", o.maxParallel, err)
+	if err := s.setExecutor(); err != nil {
+		return nil, err
 	}
-	s.svc.Global().SetExecutor(exec)
 	s.svc.Global().OnExecute(engine.TimeoutPolicy())
 
 	if err := o.checkWorkspace(); err != nil {
@@ -231,4 +231,7 @@ func (s *session) close() {
 		s.logger.Warn("disposing plugins", "error", err)
 	}
 	s.answers.close()
+	if s.runtime != nil {
+		_ = s.runtime.Close()
+	}
 }

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/scripting/js"
+)
+
+// The --executor values.
+const (
+	executorNative    = "native"
+	executorPTC       = "ptc"
+	executorPTCDirect = "ptc-direct"
+)
+
+// ptcFlags are the run_code flags.
+type ptcFlags struct {
+	executor    string
+	lang        string
+	computeMs   float64
+	wallMs      float64
+	maxOutput   float64
+	maxParallel float64
+}
+
+func (p *ptcFlags) add(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	d := ptc.DefaultBudgets()
+	f.StringVar(&p.executor, "executor", executorNative, "what the model is shown and how its calls run: `EXECUTOR` is native, ptc (run_code only) or ptc-direct (run_code beside the tools)")
+	f.StringVar(&p.lang, "ptc-lang", "", "the language of run_code programs: `LANG` is ts (default) or lua")
+	f.Float64Var(&p.computeMs, "ptc-compute-ms", d.ComputeMs, "a run_code program's compute budget: `MS` of busy interpreter time")
+	f.Float64Var(&p.wallMs, "ptc-wall-ms", d.MaxWallMs, "a run_code program's wall-clock ceiling, in `MS`")
+	f.Float64Var(&p.maxOutput, "ptc-max-output", d.MaxOutputBytes, "the `BYTES` a run_code program may print and return in all")
+	f.Float64Var(&p.maxParallel, "ptc-max-parallel", ptc.DefaultMaxParallelSubCalls, "at most `N` of a program's tool calls in flight")
+}
+
+// budgets returns the budgets the flags give.
+func (p *ptcFlags) budgets() ptc.Budgets {
+	b := ptc.DefaultBudgets()
+	b.ComputeMs, b.MaxWallMs, b.MaxOutputBytes = p.computeMs, p.wallMs, p.maxOutput
+	return b
+}
+
+// check validates the run_code flags: a problem is a usage error.
+func (p *ptcFlags) check() error {
+	switch p.executor {
+	case executorNative, executorPTC, executorPTCDirect:
+	default:
+		return fmt.Errorf("--executor %s: the executor must be native, ptc or ptc-direct", p.executor)
+	}
+	switch p.lang {
+	case "", "ts":
+	case "lua":
+		return fmt.Errorf("--ptc-lang lua: Lua run_code programs are not available yet; use ts")
+	default:
+		return fmt.Errorf("--ptc-lang %s: the language must be ts or lua", p.lang)
+	}
+	if err := p.budgets().Validate("run_code budgets"); err != nil {
+		return err
+	}
+	return ptc.ValidateMaxParallelSubCalls(p.maxParallel)
+}
+
+// setExecutor selects the executor the flags ask for, for every agent.
+func (s *session) setExecutor() error {
+	p := &s.opts.ptc
+	if p.executor == executorNative {
+		exec, err := engine.NewNativeExecutor(s.svc, s.opts.maxParallel)
+		if err != nil {
+			return fmt.Errorf("--max-parallel %d: %w", s.opts.maxParallel, err)
+		}
+		s.svc.Global().SetExecutor(exec)
+		return nil
+	}
+	rt, err := js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger})
+	if err != nil {
+		return err
+	}
+	exec, err := ptc.NewExecutor(s.svc, rt, ptc.Options{
+		Direct:               p.executor == executorPTCDirect,
+		MaxParallelSubCalls:  int(p.maxParallel),
+		MaxParallelToolCalls: s.opts.maxParallel,
+	})
+	if err != nil {
+		_ = rt.Close()
+		return err
+	}
+	s.runtime = rt
+	s.svc.Global().SetExecutor(exec)
+	return nil
+}
+
+func newPTCCmd(o *options) *cobra.Command {
+	var description string
+	cmd := &cobra.Command{
+		Use:   "ptc [--description TEXT] FILE|-",
+		Short: "Run a run_code program",
+		Long: `Ptc runs the program in FILE (or standard input, "-") as one model-direct
+run_code call, with id c1, under the PTC executor whatever --executor says:
+the program calls the tools of the --scripts directories through the whole
+pipeline, and what it prints or returns is the result. The output is the
+call's card (titled by --description, by default "Run <file name>"), or with
+--json the batch result. The language is --ptc-lang, else the file's
+extension (.lua is Lua, anything else TypeScript).
+
+Exit status: 0 when the program ran (a failed program is a result), 1 for
+problems the user must fix (an unreadable file), 2 for a usage error.`,
+		Example: `  dsh --scripts scripts/examples/plugins ptc prog.ts
+  echo 'return (await tools.word_count({text: "a b c"})).words' | dsh ptc -`,
+		Args: exactArgs(1, "ptc needs FILE or -"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.ptc.executor == executorNative {
+				o.ptc.executor = executorPTC
+			}
+			if o.ptc.lang == "" && strings.EqualFold(filepath.Ext(args[0]), ".lua") {
+				o.ptc.lang = "lua"
+			}
+			code, label, err := readProgram(o.stdin, args[0])
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("description") {
+				label = description
+			}
+			text, err := dsl.Marshal(dsl.NewObject(dsl.Member{Key: "code", Value: code}, dsl.Member{Key: "description", Value: label}))
+			if err != nil {
+				return userErrorf("%s: the program is not valid UTF-8 text", args[0])
+			}
+			return runCalls(cmd.Context(), o, []modelCall{{block: engine.ToolCallBlock{ID: "c1", Name: ptc.ToolName, Arguments: string(text)}}})
+		},
+	}
+	cmd.Flags().StringVar(&description, "description", "", "the call's `TEXT` label (what the model's description argument would say)")
+	return cmd
+}
+
+// readProgram reads a program file, or standard input for "-", and the
+// default label of its call.
+func readProgram(stdin io.Reader, path string) (code, label string, err error) {
+	var b []byte
+	if path == "-" {
+		b, err = io.ReadAll(stdin)
+		label = "Run the program from standard input"
+	} else {
+		b, err = os.ReadFile(path)
+		label = "Run " + filepath.Base(path)
+	}
+	if err != nil {
+		return "", "", userErrorf("%s: %v", path, pathErr(err))
+	}
+	return string(b), label, nil
+}
+
+func newDescribeCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe",
+		Short: "Print what the selected executor shows the model",
+		Long: `Describe loads the plugins and prints what the model is shown under
+--executor: the tools it may call (under ptc, run_code alone; under
+ptc-direct, the tools and run_code) and the system-prompt sections the
+executor adds (tools:code-only and tools:sdk, the SDK a program is written
+against). With --json: {"tools": [...], "sections": [{"id", "order",
+"text"}...]}, sections sorted by order, none under native.
+
+Exit status: 0, 1 for problems the user must fix, 2 for a usage error.`,
+		Example: `  dsh --scripts scripts/examples/plugins --executor ptc describe`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return describeTools(cmd.Context(), o)
+		},
+	}
+}
+
+func describeTools(ctx context.Context, o *options) error {
+	s, err := newSession(o)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if _, err := s.loadAll(ctx); err != nil {
+		return err
+	}
+	s.printDiagnostics(o.stderr)
+	scope := s.scope(s.agent)
+	set, err := scope.Resolve(ctx, nil)
+	if err != nil {
+		return userErrorf("resolving the tool set: %v", err)
+	}
+	desc, err := scope.Executor().Describe(scope.Definitions(set))
+	if err != nil {
+		return userErrorf("describing the tools: %v", err)
+	}
+	if o.json {
+		tools := make([]any, len(desc.Schemas))
+		for i, ts := range desc.Schemas {
+			tools[i] = ts.JSON()
+		}
+		sections := make([]any, len(desc.Sections))
+		for i, sec := range desc.Sections {
+			sections[i] = sec.JSON()
+		}
+		return writeIndented(o, dsl.NewObject(dsl.Member{Key: "tools", Value: tools}, dsl.Member{Key: "sections", Value: sections}))
+	}
+	w := o.stdout
+	fmt.Fprintln(w, "Tools the model may call:")
+	for _, ts := range desc.Schemas {
+		fmt.Fprintf(w, "  %s: %s\n", ts.Name, firstLine(ts.Description))
+	}
+	for _, sec := range desc.Sections {
+		if sec.Text == "" {
+			continue
+		}
+		fmt.Fprintf(w, "\n--- system prompt section %s (order %d) ---\n%s\n", sec.ID, sec.Order, sec.Text)
+	}
+	return nil
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,785 @@
+package js
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
+	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
+)
+
+// ProgramBackend is the name of the goja program runtime in its errors
+// ("goja: run() after disposal").
+const ProgramBackend = "goja"
+
+// computePoll is the longest interval between two reads of a run's busy
+// time (§3.2: sampled every 25 ms); a check falls due sooner when the
+// budget's remainder is shorter.
+const computePoll = 25 * time.Millisecond
+
+// programPath is the name programs are transformed and compiled under: stack
+// frames and syntax errors name it.
+const programPath = "program.ts"
+
+// mainName is the wrapper function around a program; the name is reserved
+// as a binding global (§3.5), so no parameter can shadow it.
+const mainName = "__dsh_main__"
+
+// preludeName names the prelude in stack frames, which are dropped.
+const preludeName = "<dsh-prelude>"
+
+// maxCachedPrograms bounds the compiled-program cache.
+const maxCachedPrograms = 256
+
+// Messages a program's binding call rejects with.
+const (
+	msgArgsAbsent       = "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
+	msgArgsLossyPrefix  = "tool arguments must be lossless JSON: "
+	msgResolutionLossy  = "binding resolution must be lossless JSON"
+	consoleMethodsCount = 5
+)
+
+// consoleMethods are the five methods of a program's console (§3.4).
+var consoleMethods = [consoleMethodsCount]string{"log", "info", "warn", "error", "debug"}
+
+// ProgramOptions configures a [ProgramRuntime].
+type ProgramOptions struct {
+	// Budgets are the runs' limits (§3.2); the zero value means
+	// ptc.DefaultBudgets(). They are validated by NewProgramRuntime.
+	Budgets ptc.Budgets
+	// Logger receives what belongs to no run's result (an unhandled
+	// rejection left by a program); nil discards it.
+	Logger *slog.Logger
+}
+
+// ProgramRuntime runs run_code programs written in TypeScript or JavaScript
+// in goja, in-process (ptc.md §0.3, §2.2–§2.4, §3). Each run gets a fresh
+// goja runtime with jsguard installed and nothing else but the program's
+// parameters: its namespaces, their error classes and console. There are no
+// timers, no require, no process. Programs are type-stripped by esbuild and
+// compiled once per content.
+//
+// A run ends by its completion, its compute budget (the interpreter's busy
+// time), its wall-clock ceiling, the end of its context, or Close; every end
+// but the completion interrupts the interpreter, which no try/finally can
+// catch, and Run returns only once it has stopped. Binding calls still in
+// flight then see their context cancelled; their late outcomes are dropped.
+type ProgramRuntime struct {
+	budgets ptc.Budgets
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+	runs   map[*programRun]struct{}
+	wg     sync.WaitGroup
+
+	cmu   sync.Mutex
+	cache map[*tsbuild.Output]*goja.Program
+}
+
+var _ ptc.Runtime = (*ProgramRuntime)(nil)
+
+// NewProgramRuntime validates opts' budgets and returns a runtime.
+func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
+	b := opts.Budgets
+	if b == (ptc.Budgets{}) {
+		b = ptc.DefaultBudgets()
+	}
+	if err := b.Validate(ProgramBackend); err != nil {
+		return nil, err
+	}
+	if _, err := programPrelude(); err != nil {
+		return nil, err
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &ProgramRuntime{
+		budgets: b,
+		log:     log,
+		runs:    make(map[*programRun]struct{}),
+		cache:   make(map[*tsbuild.Output]*goja.Program),
+	}, nil
+}
+
+// Language is ptc.TypeScript.
+func (p *ProgramRuntime) Language() ptc.Language { return ptc.TypeScript }
+
+// Isolation is ptc.InProcess.
+func (p *ProgramRuntime) Isolation() ptc.Isolation { return ptc.InProcess }
+
+// Close fails the runs in flight as {abort, "runtime disposed"}, waits for
+// their interpreters to stop, and makes later runs fail with
+// ptc.RunAfterDisposal. It is idempotent.
+func (p *ProgramRuntime) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	runs := make([]*programRun, 0, len(p.runs))
+	for r := range p.runs {
+		runs = append(runs, r)
+	}
+	p.mu.Unlock()
+	for _, r := range runs {
+		r.stop(ptc.DisposedFailure())
+	}
+	p.wg.Wait()
+	return nil
+}
+
+// Run runs one program (see ptc.Runtime). Its error is for contract misuse
+// only: a request whose bindings ptc.ValidateBindingsFor refuses, or a run
+// after Close.
+func (p *ProgramRuntime) Run(ctx context.Context, req ptc.Request) (ptc.Result, error) {
+	if err := ptc.ValidateBindingsFor(ptc.TypeScript, ProgramBackend, req.Bindings); err != nil {
+		return ptc.Result{}, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	r := &programRun{rt: p, ctx: ctx, req: req, ledger: ptc.NewLedger(int64(p.budgets.MaxOutputBytes))}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ptc.Result{}, ptc.RunAfterDisposal(ProgramBackend)
+	}
+	p.runs[r] = struct{}{}
+	p.wg.Add(1)
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.runs, r)
+		p.mu.Unlock()
+		p.wg.Done()
+	}()
+	if ctx.Err() != nil { // pre-aborted: no interpreter is made
+		return r.ledger.Finish(ptc.Result{Err: ptc.AbortFailure(causeText(ctx))}), nil
+	}
+	prog, fail := p.compile(req)
+	if fail != nil {
+		return r.ledger.Finish(ptc.Result{Err: fail}), nil
+	}
+	r.prog = prog
+	return r.ledger.Finish(r.run()), nil
+}
+
+// causeText is String(signal.reason) for a context: its cause's message.
+func causeText(ctx context.Context) string {
+	if err := context.Cause(ctx); err != nil {
+		return err.Error()
+	}
+	return context.Canceled.Error()
+}
+
+// header is the wrapper's head for a request: the async function whose
+// parameters are the namespaces, the error classes and console (§2.2).
+func header(req ptc.Request) string {
+	var b strings.Builder
+	b.WriteString("async function " + mainName + "(")
+	for _, ns := range req.Bindings {
+		b.WriteString(ns.Global + ", ")
+	}
+	for _, ns := range req.Bindings {
+		if ns.ErrorClass != "" {
+			b.WriteString(ns.ErrorClass + ", ")
+		}
+	}
+	b.WriteString("console) {")
+	return b.String()
+}
+
+// compile type-strips and compiles a request's program, or returns the
+// exception failure of its syntax error. The header shares the program's
+// first line, so lines are the program's own.
+func (p *ProgramRuntime) compile(req ptc.Request) (*goja.Program, *ptc.Failure) {
+	head := header(req)
+	src := head + req.Program + "\n}"
+	out, err := tsbuild.Transform(programPath, []byte(src))
+	if err != nil {
+		return nil, syntaxFailure(err, len(head))
+	}
+	p.cmu.Lock()
+	prog, ok := p.cache[out]
+	p.cmu.Unlock()
+	if ok {
+		return prog, nil
+	}
+	code := "(function () {" + string(out.Code) + "\nreturn " + mainName + ";\n})"
+	file, err := parser.ParseFile(nil, programPath, code, 0)
+	if err != nil {
+		return nil, ptc.ExceptionFailure("SyntaxError: " + err.Error())
+	}
+	if !wellWrapped(file) {
+		return nil, ptc.ExceptionFailure("SyntaxError: the program closes its enclosing function (unbalanced \"}\")")
+	}
+	prog, err = goja.CompileAST(file, false)
+	if err != nil {
+		return nil, ptc.ExceptionFailure("SyntaxError: " + err.Error())
+	}
+	p.cmu.Lock()
+	if len(p.cache) >= maxCachedPrograms {
+		clear(p.cache)
+	}
+	p.cache[out] = prog
+	p.cmu.Unlock()
+	return prog, nil
+}
+
+// syntaxFailure is the exception of a program esbuild refused: its message
+// and the program's line (and column, less the header on line 1).
+func syntaxFailure(err error, headLen int) *ptc.Failure {
+	var d *scripting.Diagnostic
+	if !errors.As(err, &d) {
+		return ptc.ExceptionFailure("SyntaxError: " + err.Error())
+	}
+	col := d.Col
+	if d.Line == 1 && col > headLen {
+		col -= headLen
+	}
+	msg := "SyntaxError: " + d.Message
+	if d.Line > 0 {
+		msg += fmt.Sprintf(" (line %d, column %d)", d.Line, col)
+	}
+	return ptc.ExceptionFailure(msg)
+}
+
+// wellWrapped reports whether a compiled wrapper still has the shape it was
+// given: its function's body ends with the wrapped function's declaration
+// (the only one of its name) and the return of it. A program that closes the
+// function early to reach the wrapper's scope breaks that shape.
+func wellWrapped(file *ast.Program) bool {
+	if len(file.Body) != 1 {
+		return false
+	}
+	es, ok := file.Body[0].(*ast.ExpressionStatement)
+	if !ok {
+		return false
+	}
+	fn, ok := es.Expression.(*ast.FunctionLiteral)
+	if !ok || fn.Body == nil {
+		return false
+	}
+	list := fn.Body.List
+	if len(list) < 2 {
+		return false
+	}
+	if _, ok := list[len(list)-1].(*ast.ReturnStatement); !ok {
+		return false
+	}
+	count := 0
+	for i, st := range list {
+		if d, ok := st.(*ast.FunctionDeclaration); ok && d.Function.Name != nil && d.Function.Name.Name == mainName {
+			if i != len(list)-2 {
+				return false
+			}
+			count++
+		}
+	}
+	return count == 1
+}
+
+// preludeSrc is compiled once and run first in every runtime, before any
+// program code: what it returns only calls the intrinsics it was given.
+const preludeSrc = `(function (CapturedError, create, defineProperty, setPrototypeOf, apply) {
+  'use strict';
+  function field(e, k, v) {
+    const a = create(null);
+    a.enumerable = true;
+    a.value = v;
+    defineProperty(e, k, a);
+  }
+  return [
+    function errorClass(name, member) {
+      const C = class BindingCallError extends CapturedError {
+        constructor(memberName, message) {
+          super(message);
+          field(this, 'name', name);
+          field(this, member, memberName);
+        }
+      };
+      const proto = C.prototype;
+      return [C, function (memberName, message) {
+        const e = new CapturedError(message);
+        setPrototypeOf(e, proto);
+        field(e, 'name', name);
+        field(e, member, memberName);
+        return e;
+      }];
+    },
+    function plainError(message) { return new CapturedError(message); },
+    async function run(box, fn, args) {
+      try {
+        box.value = await apply(fn, undefined, args);
+      } catch (e) {
+        box.threw = true;
+        box.error = e;
+      }
+    }
+  ];
+})`
+
+var programPrelude = sync.OnceValues(func() (*goja.Program, error) {
+	return goja.Compile(preludeName, preludeSrc, true)
+})
+
+// programRun is one run: its request, its ledger, its loop and how it ended.
+type programRun struct {
+	rt     *ProgramRuntime
+	ctx    context.Context
+	req    ptc.Request
+	prog   *goja.Program
+	ledger *ptc.Ledger
+
+	mu       sync.Mutex
+	loop     *eventloop.Loop
+	fail     *ptc.Failure // why it was stopped, first reason wins
+	finished bool
+
+	// Busy time: ns spent in entries so far, and when the current entry
+	// began (ns since base, +1; 0 outside entries).
+	base    time.Time
+	busy    atomic.Int64
+	entered atomic.Int64
+	ctimer  *time.Timer
+	cmu     sync.Mutex
+	cdone   bool
+
+	// Loop-owned, set up before any program code.
+	vm       *goja.Runtime
+	realm    *jsvalue.Realm
+	intr     intrinsics
+	shell    goja.Callable // the prelude's run
+	plainErr goja.Callable
+	box      *goja.Object // the outcome, written by shell
+	args     []goja.Value // namespaces, error classes, console
+	makeErr  []goja.Callable
+}
+
+// errRunStopped is the cause of a Break: the run's failure says why.
+var errRunStopped = errors.New("program run stopped")
+
+// stop ends the run for f unless it already ended: the interpreter is
+// interrupted (uncatchably) and the run reports f.
+func (r *programRun) stop(f *ptc.Failure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail != nil || r.finished {
+		return
+	}
+	r.fail = f
+	if r.loop != nil {
+		r.loop.Break(errRunStopped)
+	}
+}
+
+// run runs the compiled program to its result (before the ledger's Finish).
+func (r *programRun) run() (res ptc.Result) {
+	b := r.rt.budgets
+	loop, err := eventloop.New(eventloop.Options{
+		Grace:        -1,
+		OrphanBudget: -1,
+		Setup:        r.setup,
+		OnError: func(err error) {
+			if !eventloop.IsInterrupt(err) {
+				r.rt.log.Debug("program: " + err.Error())
+			}
+		},
+		Enter: r.enter,
+	})
+	if err != nil {
+		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
+	}
+	defer func() {
+		loop.Abandon()
+		<-loop.Done() // the interpreter has stopped
+	}()
+	r.mu.Lock()
+	r.loop = loop
+	if r.fail != nil {
+		loop.Break(errRunStopped)
+	}
+	r.mu.Unlock()
+
+	stopAbort := context.AfterFunc(r.ctx, func() { r.stop(ptc.AbortFailure(causeText(r.ctx))) })
+	wall := time.AfterFunc(msDuration(b.MaxWallMs), func() { r.stop(ptc.WallCeilingFailure(b.MaxWallMs)) })
+	r.base = time.Now()
+	r.busy.Store(0)
+	r.armCompute(msDuration(b.ComputeMs))
+
+	v, err := loop.Run(context.Background(), r.start, nil, r.done)
+
+	stopAbort()
+	wall.Stop()
+	r.cmu.Lock()
+	r.cdone = true
+	r.ctimer.Stop()
+	r.cmu.Unlock()
+	r.mu.Lock()
+	r.finished = true
+	if r.fail == nil && r.ctx.Err() != nil { // ended before its result was taken
+		r.fail = ptc.AbortFailure(causeText(r.ctx))
+	}
+	fail := r.fail
+	r.mu.Unlock()
+
+	switch {
+	case fail != nil && fail.Kind == ptc.KindOutputLimit:
+		return r.ledger.Limit()
+	case fail != nil:
+		return ptc.Result{Err: fail}
+	case err != nil:
+		var pe *eventloop.PanicError
+		var je *eventloop.JSError
+		switch {
+		case errors.As(err, &pe):
+			return ptc.Result{Err: ptc.CrashFailure(fmt.Sprint(pe.Value))}
+		case errors.As(err, &je):
+			return ptc.Result{Err: ptc.ExceptionFailure(r.mapStack(je.Stack))}
+		}
+		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
+	}
+	out, _ := v.(ptc.Result)
+	return out
+}
+
+// msDuration converts a validated budget in ms.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// enter accounts the busy time of each entry into the interpreter.
+func (r *programRun) enter(*eventloop.Loop) func() {
+	start := int64(time.Since(r.base)) + 1
+	r.entered.Store(start)
+	return func() {
+		r.entered.Store(0)
+		r.busy.Add(int64(time.Since(r.base)) + 1 - start)
+	}
+}
+
+// busyNow is the busy time so far, the current entry included.
+func (r *programRun) busyNow() time.Duration {
+	n := r.busy.Load()
+	if s := r.entered.Load(); s != 0 {
+		n += int64(time.Since(r.base)) + 1 - s
+	}
+	return time.Duration(n)
+}
+
+// armCompute checks the compute budget every computePoll, or when the rest
+// of the budget could run out if sooner.
+func (r *programRun) armCompute(budget time.Duration) {
+	var check func()
+	next := func() time.Duration {
+		return max(min(computePoll, budget-r.busyNow()), time.Millisecond)
+	}
+	check = func() {
+		if r.busyNow() >= budget {
+			r.stop(ptc.ComputeBudgetFailure(r.rt.budgets.ComputeMs))
+			return
+		}
+		r.cmu.Lock()
+		defer r.cmu.Unlock()
+		if !r.cdone {
+			r.ctimer.Reset(next())
+		}
+	}
+	r.cmu.Lock()
+	r.ctimer = time.AfterFunc(next(), check)
+	r.cmu.Unlock()
+}
+
+// intrinsics are the builtins a run reads values through, captured before
+// any program code (and before jsguard wraps them).
+type intrinsics struct {
+	gopd        goja.Callable // Object.getOwnPropertyDescriptor
+	objectProto *goja.Object
+	arrayProto  *goja.Object
+	errorProto  *goja.Object
+	toString    goja.Value // Object.prototype.toString
+	arrToString goja.Value // Array.prototype.toString
+	join        goja.Value // Array.prototype.join
+}
+
+// setup prepares a fresh runtime: the value boundary, the intrinsics, no
+// timers, the prelude, the namespaces, their error classes and console.
+func (r *programRun) setup(vm *goja.Runtime) error {
+	r.vm = vm
+	realm, err := jsvalue.Prepare(vm)
+	if err != nil {
+		return err
+	}
+	r.realm = realm
+	global := vm.GlobalObject()
+	for _, name := range []string{"setTimeout", "clearTimeout", "queueMicrotask"} {
+		if err := global.Delete(name); err != nil {
+			return err
+		}
+	}
+	object := global.Get("Object").ToObject(vm)
+	var ok bool
+	if r.intr.gopd, ok = goja.AssertFunction(object.Get("getOwnPropertyDescriptor")); !ok {
+		return errors.New("program: Object.getOwnPropertyDescriptor is not a function")
+	}
+	r.intr.objectProto = object.Get("prototype").ToObject(vm)
+	r.intr.arrayProto = global.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
+	errCtor := global.Get("Error").ToObject(vm)
+	r.intr.errorProto = errCtor.Get("prototype").ToObject(vm)
+
+	pre, err := programPrelude()
+	if err != nil {
+		return err
+	}
+	fv, err := vm.RunProgram(pre)
+	if err != nil {
+		return err
+	}
+	mk, _ := goja.AssertFunction(fv)
+	reflectObj := global.Get("Reflect").ToObject(vm)
+	fns, err := mk(goja.Undefined(), errCtor, object.Get("create"), object.Get("defineProperty"),
+		object.Get("setPrototypeOf"), reflectObj.Get("apply"))
+	if err != nil {
+		return err
+	}
+	arr := fns.ToObject(vm)
+	errorClass, _ := goja.AssertFunction(arr.Get("0"))
+	r.plainErr, _ = goja.AssertFunction(arr.Get("1"))
+	r.shell, _ = goja.AssertFunction(arr.Get("2"))
+
+	nsCount := len(r.req.Bindings)
+	r.args = make([]goja.Value, 0, nsCount*2+1)
+	r.makeErr = make([]goja.Callable, nsCount)
+	var classes []goja.Value
+	for i, ns := range r.req.Bindings {
+		if ns.ErrorClass != "" {
+			pair, err := errorClass(goja.Undefined(), vm.ToValue(ns.ErrorClass), vm.ToValue(ns.ErrorMember))
+			if err != nil {
+				return err
+			}
+			po := pair.ToObject(vm)
+			classes = append(classes, po.Get("0"))
+			r.makeErr[i], _ = goja.AssertFunction(po.Get("1"))
+		}
+		obj, err := r.namespace(vm, i, ns)
+		if err != nil {
+			return err
+		}
+		r.args = append(r.args, obj)
+	}
+	r.args = append(r.args, classes...)
+	r.args = append(r.args, r.console(vm))
+	return nil
+}
+
+// native is a Go function as a JS function with a name and a length.
+func native(vm *goja.Runtime, name string, length int, f func(goja.FunctionCall) goja.Value) *goja.Object {
+	obj := vm.ToValue(f).(*goja.Object)
+	_ = obj.DefineDataProperty("name", vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	_ = obj.DefineDataProperty("length", vm.ToValue(length), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return obj
+}
+
+// namespace builds a namespace object (§2.3): null prototype, each binding
+// an own enumerable, non-writable, non-configurable function of one
+// argument that returns a promise.
+func (r *programRun) namespace(vm *goja.Runtime, i int, ns ptc.Namespace) (*goja.Object, error) {
+	obj := vm.NewObject()
+	if err := obj.SetPrototype(nil); err != nil {
+		return nil, err
+	}
+	for _, b := range ns.Bindings {
+		fn := native(vm, b.Name, 1, func(call goja.FunctionCall) goja.Value {
+			return vm.ToValue(r.call(vm, i, b, call.Argument(0)))
+		})
+		if err := obj.DefineDataProperty(b.Name, fn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
+			return nil, err
+		}
+	}
+	return obj, nil
+}
+
+// call is one binding call: the argument converted Go-side (refused before
+// any dispatch when it is not lossless JSON), the binding run off the loop,
+// its outcome converted back or its error raised as the namespace's error.
+func (r *programRun) call(vm *goja.Runtime, i int, b ptc.Binding, arg goja.Value) *goja.Promise {
+	reject := func(msg string) *goja.Promise {
+		p, _, rej := vm.NewPromise()
+		_ = rej(r.bindingError(vm, i, b.Name, msg))
+		return p
+	}
+	if arg == nil || goja.IsUndefined(arg) {
+		return reject(msgArgsAbsent)
+	}
+	args, err := r.realm.ToGo(arg, "args", limits)
+	if err != nil {
+		return reject(msgArgsLossyPrefix + err.Error())
+	}
+	ctx := r.ctx
+	return r.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
+		return b.Call(ctx, args)
+	}, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+		if err != nil {
+			panic(r.bindingError(vm, i, b.Name, err.Error()))
+		}
+		jv, cerr := r.realm.ToJS(v)
+		if cerr != nil {
+			panic(r.bindingError(vm, i, b.Name, msgResolutionLossy))
+		}
+		return jv, nil
+	})
+}
+
+// bindingError is the namespace's error for a failed call: an instance of
+// its error class, or a plain Error without one (§2.4).
+func (r *programRun) bindingError(vm *goja.Runtime, i int, name, msg string) goja.Value {
+	var (
+		v   goja.Value
+		err error
+	)
+	if mk := r.makeErr[i]; mk != nil {
+		v, err = mk(goja.Undefined(), vm.ToValue(name), vm.ToValue(msg))
+	} else {
+		v, err = r.plainErr(goja.Undefined(), vm.ToValue(msg))
+	}
+	if err != nil {
+		panic(err) // an interrupt: let it unwind
+	}
+	return v
+}
+
+// console is the five-method log shim (§3.4).
+func (r *programRun) console(vm *goja.Runtime) *goja.Object {
+	obj := vm.NewObject()
+	_ = obj.SetPrototype(nil)
+	for _, m := range consoleMethods {
+		_ = obj.Set(m, native(vm, m, 0, func(call goja.FunctionCall) goja.Value {
+			entry := r.renderLog(call.Arguments)
+			if !r.ledger.Log(entry) {
+				r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))
+			}
+			return goja.Undefined()
+		}))
+	}
+	return obj
+}
+
+// start runs the program (the first entry): it instantiates the wrapper,
+// then calls it through the prelude's run, which records the outcome in a
+// null-prototype box that only Go reads.
+func (r *programRun) start(vm *goja.Runtime) (goja.Value, error) {
+	// The methods String() would call, as jsguard left them, before any
+	// program code can replace them.
+	r.intr.toString = r.intr.objectProto.Get("toString")
+	r.intr.arrToString = r.intr.arrayProto.Get("toString")
+	r.intr.join = r.intr.arrayProto.Get("join")
+	fv, err := vm.RunProgram(r.prog)
+	if err != nil {
+		return nil, err
+	}
+	wrapper, _ := goja.AssertFunction(fv)
+	mainFn, err := wrapper(goja.Undefined())
+	if err != nil {
+		return nil, err
+	}
+	b := vm.NewObject()
+	_ = b.SetPrototype(nil)
+	r.box = b
+	return r.shell(goja.Undefined(), b, mainFn, vm.NewArray(anySlice(r.args)...))
+}
+
+func anySlice(vs []goja.Value) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+// done turns the recorded outcome into the run's result, on the loop.
+func (r *programRun) done(vm *goja.Runtime, _ goja.Value, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	b := r.box
+	if t := b.Get("threw"); t != nil && t.ToBoolean() {
+		msg, ok := r.thrownText(b.Get("error"))
+		if !ok {
+			return ptc.Result{Err: ptc.UnrenderableThrowFailure()}, nil
+		}
+		return ptc.Result{Err: ptc.ExceptionFailure(msg)}, nil
+	}
+	v := b.Get("value")
+	if v == nil || goja.IsUndefined(v) {
+		return ptc.Result{}, nil
+	}
+	gv, cerr := r.realm.ToGo(v, "value", limits)
+	if cerr != nil {
+		if errors.Is(cerr, dsl.ErrLimit) {
+			r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))
+			return ptc.Result{}, nil
+		}
+		return ptc.Result{Err: ptc.InvalidOutputFailure()}, nil
+	}
+	return ptc.Result{Value: gv, HasValue: true}, nil
+}
+
+// mapStack maps a stack's program positions back to the program's lines
+// and drops the prelude's frames.
+func (r *programRun) mapStack(stack string) string {
+	if strings.Contains(stack, preludeName) {
+		lines := strings.Split(stack, "\n")
+		kept := lines[:1]
+		for _, l := range lines[1:] {
+			if !strings.Contains(l, preludeName) {
+				kept = append(kept, l)
+			}
+		}
+		stack = strings.Join(kept, "\n")
+	}
+	// The last frame is the prelude's call of the program.
+	stack = strings.TrimSuffix(stack, "\n\tat apply (native)")
+	head := header(r.req)
+	out, err := tsbuild.Transform(programPath, []byte(head+r.req.Program+"\n}"))
+	if err != nil {
+		return stack
+	}
+	return firstLineColumns(tsbuild.MapStack(stack, out), len(head))
+}
+
+// firstLineColumns takes the header's length off the columns of positions
+// on the program's first line, which the header shares.
+func firstLineColumns(stack string, headLen int) string {
+	const at = programPath + ":1:"
+	var b strings.Builder
+	for {
+		i := strings.Index(stack, at)
+		if i < 0 {
+			b.WriteString(stack)
+			return b.String()
+		}
+		i += len(at)
+		b.WriteString(stack[:i])
+		stack = stack[i:]
+		n := 0
+		for n < len(stack) && n < 9 && stack[n] >= '0' && stack[n] <= '9' {
+			n++
+		}
+		if col, err := strconv.Atoi(stack[:n]); err == nil && col > headLen {
+			b.WriteString(strconv.Itoa(col - headLen))
+			stack = stack[n:]
+		}
+	}
+}
