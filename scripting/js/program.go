@@ -65,7 +65,16 @@ type ProgramOptions struct {
 	// Logger receives what belongs to no run's result (an unhandled
 	// rejection left by a program); nil discards it.
 	Logger *slog.Logger
+	// WarmRuntimes is how many base runtimes (a loop with jsguard and the
+	// prelude, nothing of any run) are kept built ahead of need by a
+	// background goroutine; 0 means DefaultWarmRuntimes, a negative value
+	// none (each run then builds its own).
+	WarmRuntimes int
 }
+
+// DefaultWarmRuntimes is the number of base runtimes a ProgramRuntime keeps
+// built ahead of need when ProgramOptions.WarmRuntimes is 0.
+const DefaultWarmRuntimes = 2
 
 // ProgramRuntime runs run_code programs written in TypeScript or JavaScript
 // in goja, in-process (ptc.md §0.3, §2.2–§2.4, §3). Each run gets a fresh
@@ -73,6 +82,13 @@ type ProgramOptions struct {
 // parameters: its namespaces, their error classes and console. There are no
 // timers, no require, no process. Programs are type-stripped by esbuild and
 // compiled once per content.
+//
+// The part of a runtime that is the same for every run (the loop, the
+// value boundary, the captured intrinsics, the prelude and jsguard) is built
+// ahead of need by a background goroutine (see ProgramOptions.WarmRuntimes);
+// a run takes one, installs its own parameters in it before the program's
+// first instruction, and disposes of it at its end: a runtime that ran a
+// program is never used again (§0.3).
 //
 // A run ends by its completion, its compute budget (the interpreter's busy
 // time), its wall-clock ceiling, the end of its context, or Close; every end
@@ -90,6 +106,8 @@ type ProgramRuntime struct {
 
 	cmu   sync.Mutex
 	cache map[*tsbuild.Output]*goja.Program
+
+	pool *basePool
 }
 
 var _ ptc.Runtime = (*ProgramRuntime)(nil)
@@ -110,12 +128,18 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &ProgramRuntime{
+	p := &ProgramRuntime{
 		budgets: b,
 		log:     log,
 		runs:    make(map[*programRun]struct{}),
 		cache:   make(map[*tsbuild.Output]*goja.Program),
-	}, nil
+	}
+	warm := opts.WarmRuntimes
+	if warm == 0 {
+		warm = DefaultWarmRuntimes
+	}
+	p.pool = newBasePool(max(warm, 0), p.newBase)
+	return p, nil
 }
 
 // Language is ptc.TypeScript.
@@ -125,8 +149,9 @@ func (p *ProgramRuntime) Language() ptc.Language { return ptc.TypeScript }
 func (p *ProgramRuntime) Isolation() ptc.Isolation { return ptc.InProcess }
 
 // Close fails the runs in flight as {abort, "runtime disposed"}, waits for
-// their interpreters to stop, and makes later runs fail with
-// ptc.RunAfterDisposal. It is idempotent.
+// their interpreters to stop, stops building base runtimes and disposes of
+// the idle ones, and makes later runs fail with ptc.RunAfterDisposal. It is
+// idempotent.
 func (p *ProgramRuntime) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -139,6 +164,7 @@ func (p *ProgramRuntime) Close() error {
 		r.stop(ptc.DisposedFailure())
 	}
 	p.wg.Wait()
+	p.pool.close()
 	return nil
 }
 
@@ -359,15 +385,12 @@ type programRun struct {
 	cmu     sync.Mutex
 	cdone   bool
 
-	// Loop-owned, set up before any program code.
-	vm       *goja.Runtime
-	realm    *jsvalue.Realm
-	intr     intrinsics
-	shell    goja.Callable // the prelude's run
-	plainErr goja.Callable
-	box      *goja.Object // the outcome, written by shell
-	args     []goja.Value // namespaces, error classes, console
-	makeErr  []goja.Callable
+	// Loop-owned, set up before any program code: the base's, then the
+	// run's own parameters.
+	*programBase
+	box     *goja.Object // the outcome, written by shell
+	args    []goja.Value // namespaces, error classes, console
+	makeErr []goja.Callable
 }
 
 // errRunStopped is the cause of a Break: the run's failure says why.
@@ -390,20 +413,13 @@ func (r *programRun) stop(f *ptc.Failure) {
 // run runs the compiled program to its result (before the ledger's Finish).
 func (r *programRun) run() (res ptc.Result) {
 	b := r.rt.budgets
-	loop, err := eventloop.New(eventloop.Options{
-		Grace:        -1,
-		OrphanBudget: -1,
-		Setup:        r.setup,
-		OnError: func(err error) {
-			if !eventloop.IsInterrupt(err) {
-				r.rt.log.Debug("program: " + err.Error())
-			}
-		},
-		Enter: r.enter,
-	})
+	base, err := r.rt.pool.take()
 	if err != nil {
 		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
 	}
+	r.programBase = base
+	base.taker.Store(r)
+	loop := base.loop
 	defer func() {
 		loop.Abandon()
 		<-loop.Done() // the interpreter has stopped
@@ -514,15 +530,69 @@ type intrinsics struct {
 	join        goja.Value // Array.prototype.join
 }
 
+// programBase is a runtime built ahead of need: its loop, the value
+// boundary, the intrinsics, no timers, the prelude and jsguard, and nothing
+// of any run. One run takes it and disposes of it.
+type programBase struct {
+	loop       *eventloop.Loop
+	vm         *goja.Runtime
+	realm      *jsvalue.Realm
+	intr       intrinsics
+	errorClass goja.Callable // the prelude's errorClass
+	plainErr   goja.Callable
+	shell      goja.Callable // the prelude's run
+	console    *goja.Object  // logs to the taker's ledger
+	// The error class run_code's namespace asks for, made ahead (a class
+	// and its maker); the first namespace that asks for it takes it.
+	warmClass goja.Value
+	warmMake  goja.Callable
+
+	taker atomic.Pointer[programRun] // the run that took it
+}
+
+// newBase builds a base runtime.
+func (p *ProgramRuntime) newBase() (*programBase, error) {
+	b := &programBase{}
+	loop, err := eventloop.New(eventloop.Options{
+		Grace:        -1,
+		OrphanBudget: -1,
+		Setup:        b.setup,
+		OnError: func(err error) {
+			if !eventloop.IsInterrupt(err) {
+				p.log.Debug("program: " + err.Error())
+			}
+		},
+		Enter: b.onEnter,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.loop = loop
+	return b, nil
+}
+
+// dispose stops an unused base's loop.
+func (b *programBase) dispose() { b.loop.Close() }
+
+func nothing() {}
+
+// onEnter accounts busy time to the run that took the base, if any.
+func (b *programBase) onEnter(l *eventloop.Loop) func() {
+	if r := b.taker.Load(); r != nil {
+		return r.enter(l)
+	}
+	return nothing
+}
+
 // setup prepares a fresh runtime: the value boundary, the intrinsics, no
-// timers, the prelude, the namespaces, their error classes and console.
-func (r *programRun) setup(vm *goja.Runtime) error {
-	r.vm = vm
+// timers, the prelude (jsguard goes in after it).
+func (b *programBase) setup(vm *goja.Runtime) error {
+	b.vm = vm
 	realm, err := jsvalue.Prepare(vm)
 	if err != nil {
 		return err
 	}
-	r.realm = realm
+	b.realm = realm
 	global := vm.GlobalObject()
 	for _, name := range []string{"setTimeout", "clearTimeout", "queueMicrotask"} {
 		if err := global.Delete(name); err != nil {
@@ -531,13 +601,13 @@ func (r *programRun) setup(vm *goja.Runtime) error {
 	}
 	object := global.Get("Object").ToObject(vm)
 	var ok bool
-	if r.intr.gopd, ok = goja.AssertFunction(object.Get("getOwnPropertyDescriptor")); !ok {
+	if b.intr.gopd, ok = goja.AssertFunction(object.Get("getOwnPropertyDescriptor")); !ok {
 		return errors.New("program: Object.getOwnPropertyDescriptor is not a function")
 	}
-	r.intr.objectProto = object.Get("prototype").ToObject(vm)
-	r.intr.arrayProto = global.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
+	b.intr.objectProto = object.Get("prototype").ToObject(vm)
+	b.intr.arrayProto = global.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
 	errCtor := global.Get("Error").ToObject(vm)
-	r.intr.errorProto = errCtor.Get("prototype").ToObject(vm)
+	b.intr.errorProto = errCtor.Get("prototype").ToObject(vm)
 
 	pre, err := programPrelude()
 	if err != nil {
@@ -555,23 +625,58 @@ func (r *programRun) setup(vm *goja.Runtime) error {
 		return err
 	}
 	arr := fns.ToObject(vm)
-	errorClass, _ := goja.AssertFunction(arr.Get("0"))
-	r.plainErr, _ = goja.AssertFunction(arr.Get("1"))
-	r.shell, _ = goja.AssertFunction(arr.Get("2"))
+	b.errorClass, _ = goja.AssertFunction(arr.Get("0"))
+	b.plainErr, _ = goja.AssertFunction(arr.Get("1"))
+	b.shell, _ = goja.AssertFunction(arr.Get("2"))
+	if b.warmClass, b.warmMake, err = b.newErrorClass(vm, warmErrorClass, warmErrorMember); err != nil {
+		return err
+	}
+	b.console = b.newConsole(vm)
+	return nil
+}
 
+// The error class of run_code's namespace (ptc.NewExecutor's "tools"),
+// which a base makes ahead of need.
+const (
+	warmErrorClass  = "ToolCallError"
+	warmErrorMember = "toolName"
+)
+
+// newErrorClass makes an error class and its maker (§2.4).
+func (b *programBase) newErrorClass(vm *goja.Runtime, name, member string) (goja.Value, goja.Callable, error) {
+	pair, err := b.errorClass(goja.Undefined(), vm.ToValue(name), vm.ToValue(member))
+	if err != nil {
+		return nil, nil, err
+	}
+	po := pair.ToObject(vm)
+	mk, _ := goja.AssertFunction(po.Get("1"))
+	return po.Get("0"), mk, nil
+}
+
+// bind installs a run's parameters in its base, before any of its code:
+// the namespaces, their error classes and console. They are made Go-side
+// or by the prelude's functions, which only call intrinsics captured before
+// jsguard, as they were before this runtime ran anything else.
+func (r *programRun) bind(vm *goja.Runtime) error {
 	nsCount := len(r.req.Bindings)
 	r.args = make([]goja.Value, 0, nsCount*2+1)
 	r.makeErr = make([]goja.Callable, nsCount)
 	var classes []goja.Value
+	warm := true
 	for i, ns := range r.req.Bindings {
-		if ns.ErrorClass != "" {
-			pair, err := errorClass(goja.Undefined(), vm.ToValue(ns.ErrorClass), vm.ToValue(ns.ErrorMember))
+		switch {
+		case ns.ErrorClass == "":
+		case warm && ns.ErrorClass == warmErrorClass && ns.ErrorMember == warmErrorMember:
+			warm = false
+			classes = append(classes, r.warmClass)
+			r.makeErr[i] = r.warmMake
+		default:
+			class, mk, err := r.newErrorClass(vm, ns.ErrorClass, ns.ErrorMember)
 			if err != nil {
 				return err
 			}
-			po := pair.ToObject(vm)
-			classes = append(classes, po.Get("0"))
-			r.makeErr[i], _ = goja.AssertFunction(po.Get("1"))
+			classes = append(classes, class)
+			r.makeErr[i] = mk
 		}
 		obj, err := r.namespace(vm, i, ns)
 		if err != nil {
@@ -580,7 +685,7 @@ func (r *programRun) setup(vm *goja.Runtime) error {
 		r.args = append(r.args, obj)
 	}
 	r.args = append(r.args, classes...)
-	r.args = append(r.args, r.console(vm))
+	r.args = append(r.args, r.programBase.console)
 	return nil
 }
 
@@ -660,12 +765,17 @@ func (r *programRun) bindingError(vm *goja.Runtime, i int, name, msg string) goj
 	return v
 }
 
-// console is the five-method log shim (§3.4).
-func (r *programRun) console(vm *goja.Runtime) *goja.Object {
+// newConsole is the five-method log shim (§3.4), logging to the run that
+// took the base (only that run's program can reach it).
+func (b *programBase) newConsole(vm *goja.Runtime) *goja.Object {
 	obj := vm.NewObject()
 	_ = obj.SetPrototype(nil)
 	for _, m := range consoleMethods {
 		_ = obj.Set(m, native(vm, m, 0, func(call goja.FunctionCall) goja.Value {
+			r := b.taker.Load()
+			if r == nil {
+				return goja.Undefined()
+			}
 			entry := r.renderLog(call.Arguments)
 			if !r.ledger.Log(entry) {
 				r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))
@@ -680,6 +790,9 @@ func (r *programRun) console(vm *goja.Runtime) *goja.Object {
 // then calls it through the prelude's run, which records the outcome in a
 // null-prototype box that only Go reads.
 func (r *programRun) start(vm *goja.Runtime) (goja.Value, error) {
+	if err := r.bind(vm); err != nil {
+		return nil, err
+	}
 	// The methods String() would call, as jsguard left them, before any
 	// program code can replace them.
 	r.intr.toString = r.intr.objectProto.Get("toString")
@@ -725,7 +838,15 @@ func (r *programRun) done(vm *goja.Runtime, _ goja.Value, err error) (any, error
 	if v == nil || goja.IsUndefined(v) {
 		return ptc.Result{}, nil
 	}
-	gv, cerr := r.realm.ToGo(v, "value", limits)
+	// A completion is bounded by the ledger, not by the boundary's default
+	// 64 MiB: whatever fits the output cap converts (values past the
+	// boundary's other bounds, a million values or 100,000 levels, still
+	// count as over the cap).
+	lim := limits
+	if c := r.ledger.Cap() + 1024; c > int64(dsl.DefaultMaxBytes) {
+		lim.MaxBytes = int(c)
+	}
+	gv, cerr := r.realm.ToGo(v, "value", lim)
 	if cerr != nil {
 		if errors.Is(cerr, dsl.ErrLimit) {
 			r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))

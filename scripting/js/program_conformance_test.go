@@ -36,13 +36,6 @@ return await tools.echo({value: "two"})`,
 	StartThenSpin: `await tools.start({}); for (;;) {}`,
 	SetLeak:       `(globalThis as any).leak = 1`,
 	LeakIsUnset:   `return typeof (globalThis as any).leak === "undefined"`,
-	Deviations: map[string]string{
-		// The completion crosses the script boundary under dsl's 64 MiB
-		// MaxBytes, which charges 16 bytes per value besides the string's
-		// bytes, before the ledger sees it: a string completion of more than
-		// 67108848 bytes is the output limit even when the cap holds it.
-		"output ledger/the default cap holds 67108860 x's": "goja: a completion the output cap holds is refused by the 64 MiB boundary limit (§3.3, §6 110)",
-	},
 }
 
 func TestProgramRuntimeConformance(t *testing.T) {

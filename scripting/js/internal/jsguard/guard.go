@@ -81,8 +81,7 @@ type guard struct {
 
 	fwd *forwardTable
 
-	wrappers map[*goja.Object]goja.Value   // original intrinsic -> replacement
-	proxied  map[*goja.Object]*goja.Object // original constructor -> proxy
+	proxied map[*goja.Object]*goja.Object // original constructor -> proxy
 	// proxyOrig maps each constructor proxy back to its original.
 	proxyOrig map[*goja.Object]*goja.Object
 
@@ -102,9 +101,8 @@ func Install(vm *goja.Runtime, opts Options) error {
 		maxDepth:  opts.MaxDepth,
 		maxBytes:  opts.MaxAllocBytes,
 		fwd:       newForwardTable(),
-		wrappers:  make(map[*goja.Object]goja.Value),
-		proxied:   make(map[*goja.Object]*goja.Object),
-		proxyOrig: make(map[*goja.Object]*goja.Object),
+		proxied:   make(map[*goja.Object]*goja.Object, len(proxiedCtors)+2),
+		proxyOrig: make(map[*goja.Object]*goja.Object, len(proxiedCtors)+2),
 	}
 	if g.maxDepth <= 0 {
 		g.maxDepth = DefaultMaxDepth

@@ -23,14 +23,21 @@ type step struct {
 	sym  *goja.Symbol
 }
 
+// holderPath is where an object holding replaced builtins sits: a root and
+// the path from it.
+type holderPath struct {
+	root int // -1: the global object; i: hidden intrinsic i
+	path []step
+	key  string // the path as text, for messages
+}
+
 // site is one place where a replaced builtin sits.
 type site struct {
-	root  int // -1: the global object; i: hidden intrinsic i
-	path  []step
-	key   string
-	sym   *goja.Symbol // the key when it is a symbol
-	kind  byte         // 'v' data value, 'g' getter, 's' setter
-	flags [3]bool      // writable, enumerable, configurable
+	holder int // index in installPlan.holders
+	key    string
+	sym    *goja.Symbol // the key when it is a symbol
+	kind   byte         // 'v' data value, 'g' getter, 's' setter
+	flags  [3]bool      // writable, enumerable, configurable
 }
 
 // planned is one builtin to replace: native methods get a counting wrapper,
@@ -41,9 +48,16 @@ type planned struct {
 	sites []site
 }
 
+// installPlan is the plan: the builtins to replace and the distinct
+// objects that hold them, each resolved once per Install.
+type installPlan struct {
+	items   []planned
+	holders []holderPath
+}
+
 var plan = sync.OnceValues(makePlan)
 
-func makePlan() ([]planned, error) {
+func makePlan() (*installPlan, error) {
 	vm := goja.New()
 	progs, err := programs()
 	if err != nil {
@@ -71,6 +85,8 @@ func makePlan() ([]planned, error) {
 		}
 	}
 	var out []planned
+	var holders []holderPath
+	holderIndex := make(map[string]int)
 	index := make(map[*goja.Object]int)
 	var recErr error
 	rec := func(c goja.FunctionCall) goja.Value {
@@ -78,7 +94,8 @@ func makePlan() ([]planned, error) {
 		if fn == nil || skip[fn] || stdRegExp[c.Argument(1).String()] {
 			return goja.Undefined()
 		}
-		st := site{root: int(c.Argument(2).ToInteger()), kind: c.Argument(5).String()[0]}
+		st := site{kind: c.Argument(5).String()[0]}
+		hp := holderPath{root: int(c.Argument(2).ToInteger())}
 		for i := range st.flags {
 			st.flags[i] = c.Argument(6 + i).ToBoolean()
 		}
@@ -98,9 +115,27 @@ func makePlan() ([]planned, error) {
 				} else {
 					s.name = pair.Get("1").String()
 				}
-				st.path = append(st.path, s)
+				hp.path = append(hp.path, s)
 			}
 		}
+		var key strings.Builder
+		fmt.Fprint(&key, hp.root)
+		for _, s := range hp.path {
+			key.WriteByte(s.kind)
+			key.WriteString(s.name)
+			if s.sym != nil {
+				key.WriteString(s.sym.String())
+			}
+			key.WriteByte(0)
+		}
+		hp.key = key.String()
+		hi, ok := holderIndex[hp.key]
+		if !ok {
+			hi = len(holders)
+			holderIndex[hp.key] = hi
+			holders = append(holders, hp)
+		}
+		st.holder = hi
 		if i, ok := index[fn]; ok {
 			out[i].sites = append(out[i].sites, st)
 			return goja.Undefined()
@@ -142,7 +177,7 @@ func makePlan() ([]planned, error) {
 			recErr = errors.Join(recErr, fmt.Errorf("builtin %s not found where expected", name))
 		}
 	}
-	return out, recErr
+	return &installPlan{items: out, holders: holders}, recErr
 }
 
 type hiddenRoot struct {
@@ -181,29 +216,20 @@ func (g *guard) wrapAll() error {
 		return err
 	}
 	roots := hiddenRoots(hv)
-	holders := make(map[string]*goja.Object)
+	objs := make([]*goja.Object, len(p.holders))
 	holder := func(s site) (*goja.Object, error) {
-		var key strings.Builder
-		fmt.Fprint(&key, s.root)
-		for _, st := range s.path {
-			key.WriteByte(st.kind)
-			key.WriteString(st.name)
-			if st.sym != nil {
-				key.WriteString(st.sym.String())
-			}
-			key.WriteByte(0)
-		}
-		if o, ok := holders[key.String()]; ok {
+		if o := objs[s.holder]; o != nil {
 			return o, nil
 		}
+		hp := p.holders[s.holder]
 		o := g.vm.GlobalObject()
-		if s.root >= 0 {
-			if s.root >= len(roots) || roots[s.root].obj == nil {
-				return nil, fmt.Errorf("hidden intrinsic %d not found", s.root)
+		if hp.root >= 0 {
+			if hp.root >= len(roots) || roots[hp.root].obj == nil {
+				return nil, fmt.Errorf("hidden intrinsic %d not found", hp.root)
 			}
-			o = roots[s.root].obj
+			o = roots[hp.root].obj
 		}
-		for _, st := range s.path {
+		for _, st := range hp.path {
 			var next goja.Value
 			switch {
 			case st.kind == '^':
@@ -215,11 +241,11 @@ func (g *guard) wrapAll() error {
 			}
 			n, ok := next.(*goja.Object)
 			if !ok {
-				return nil, fmt.Errorf("intrinsic holder %s not found", key.String())
+				return nil, fmt.Errorf("intrinsic holder %q not found", hp.key)
 			}
 			o = n
 		}
-		holders[key.String()] = o
+		objs[s.holder] = o
 		return o, nil
 	}
 	keyValue := func(s site) goja.Value {
@@ -233,7 +259,7 @@ func (g *guard) wrapAll() error {
 		return d
 	}
 	flag := goja.ToFlag
-	for _, pl := range p {
+	for _, pl := range p.items {
 		h, err := holder(pl.sites[0])
 		if err != nil {
 			return err
@@ -272,7 +298,6 @@ func (g *guard) wrapAll() error {
 				return err
 			}
 		}
-		g.wrappers[orig] = w
 		for _, s := range pl.sites {
 			h, err := holder(s)
 			if err != nil {
