@@ -16,6 +16,7 @@
 // the Executor: Describe with the tools:code-only and tools:sdk sections,
 // Direct, run_code's body (§2.1) with its bindings, argument snapshots and
 // result forwarding (§2.9). Model-direct calls of other tools under it are
-// the engine's route-bearing UNKNOWN_TOOL. The goja runtime (scripting/js),
-// the conformance helper, the command line and the Lua flavor follow.
+// the engine's route-bearing UNKNOWN_TOOL. Package ptctest holds the seam's
+// contract for any runtime; scripting/js.ProgramRuntime is the goja one. The
+// Lua runtime and SDK and process isolation follow (issues 15 and 16).
 package ptc
