@@ -65,6 +65,12 @@ type ProgramOptions struct {
 	// Logger receives what belongs to no run's result (an unhandled
 	// rejection left by a program); nil discards it.
 	Logger *slog.Logger
+	// Memory, when set, stops a run whose program runs while the heap
+	// passes the guard's limit: the run fails as worker-exit with
+	// "worker exceeded its memory limit (<n> MiB)". In-process this is a
+	// sampled bound, not a hard one (process isolation gives that); nil
+	// turns it off.
+	Memory *scripting.MemoryGuard
 	// WarmRuntimes is how many base runtimes (a loop with jsguard and the
 	// prelude, nothing of any run) are kept built ahead of need by a
 	// background goroutine; 0 means DefaultWarmRuntimes, a negative value
@@ -98,6 +104,7 @@ const DefaultWarmRuntimes = 2
 type ProgramRuntime struct {
 	budgets ptc.Budgets
 	log     *slog.Logger
+	memory  *scripting.MemoryGuard
 
 	mu     sync.Mutex
 	closed bool
@@ -131,6 +138,7 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 	p := &ProgramRuntime{
 		budgets: b,
 		log:     log,
+		memory:  opts.Memory,
 		runs:    make(map[*programRun]struct{}),
 		cache:   make(map[*tsbuild.Output]*goja.Program),
 	}
@@ -461,6 +469,9 @@ func (r *programRun) run() (res ptc.Result) {
 	case err != nil:
 		var pe *eventloop.PanicError
 		var je *eventloop.JSError
+		if mle, ok := memoryLimit(err); ok {
+			return ptc.Result{Err: ptc.MemoryLimitFailure(float64(mle.Limit / scripting.MiB))}
+		}
 		switch {
 		case errors.As(err, &pe):
 			return ptc.Result{Err: ptc.CrashFailure(fmt.Sprint(pe.Value))}
@@ -576,12 +587,19 @@ func (b *programBase) dispose() { b.loop.Close() }
 
 func nothing() {}
 
-// onEnter accounts busy time to the run that took the base, if any.
+// onEnter accounts busy time to the run that took the base, if any, and
+// has the memory guard watch the entry.
 func (b *programBase) onEnter(l *eventloop.Loop) func() {
-	if r := b.taker.Load(); r != nil {
-		return r.enter(l)
+	r := b.taker.Load()
+	if r == nil {
+		return nothing
 	}
-	return nothing
+	leave := r.enter(l)
+	if g := r.rt.memory; g != nil {
+		unwatch := g.Enter(loopVictim{l})
+		return func() { unwatch(); leave() }
+	}
+	return leave
 }
 
 // setup prepares a fresh runtime: the value boundary, the intrinsics, no

@@ -82,7 +82,7 @@ func (s *session) setExecutor() error {
 		s.svc.Global().SetExecutor(exec)
 		return nil
 	}
-	rt, err := js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger})
+	rt, err := js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
 	if err != nil {
 		return err
 	}

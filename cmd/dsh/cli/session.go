@@ -35,7 +35,8 @@ type session struct {
 	plugins []*scripting.Loaded
 	diags   []diagnostic
 	scopes  map[*engine.Agent]*engine.Scope
-	runtime ptc.Runtime // run_code's, under a PTC executor
+	runtime ptc.Runtime            // run_code's, under a PTC executor
+	memory  *scripting.MemoryGuard // --memory-limit's, shared by plugins and programs
 }
 
 // diagnostic is a plugin that failed to load, named by its path as the
@@ -84,6 +85,7 @@ func newSession(o *options) (*session, error) {
 		engineOpts = append(engineOpts, engine.WithApproval(a))
 	}
 	s.svc = engine.New(engineOpts...)
+	s.memory = o.memoryGuard(logger)
 	if err := s.setExecutor(); err != nil {
 		return nil, err
 	}
@@ -100,7 +102,7 @@ func newSession(o *options) (*session, error) {
 		}
 		return nil, userErrorf("%v", err)
 	}
-	s.langs = languages(logger, modules, o.memoryGuard(logger))
+	s.langs = languages(logger, modules, s.memory)
 	loaderLogger := slog.New(slog.DiscardHandler) // failures are reported as diagnostics
 	if o.verbose {
 		loaderLogger = logger
