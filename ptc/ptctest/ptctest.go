@@ -130,6 +130,14 @@ const (
 	baseMaxWallMs = 30_000
 )
 
+// bigValueBudgets gives the 64 MiB cases the default budgets: making and
+// measuring such a value takes seconds under the race detector on a busy
+// machine, and these cases are about the ledger, not the budgets.
+func bigValueBudgets(b *ptc.Budgets) {
+	d := ptc.DefaultBudgets()
+	b.ComputeMs, b.MaxWallMs = d.ComputeMs, d.MaxWallMs
+}
+
 // guard bounds a wait for something the contract says happens; it is a
 // liveness bound, not a timing assertion.
 const guard = 20 * time.Second
@@ -511,7 +519,7 @@ func (h *harness) ledger(t *testing.T) {
 		if testing.Short() {
 			t.Skip("a 64 MiB value: not in -short")
 		}
-		rt := h.runtime(t, nil)
+		rt := h.runtime(t, bigValueBudgets)
 		res := run(t, rt, bg, tools(), h.p.ReturnMaxXs)
 		s, _ := res.Value.(string)
 		if res.Err != nil || !res.HasValue || len(s) != 67_108_860 || strings.Trim(s, "x") != "" || len(res.Logs) != 0 {
@@ -523,7 +531,7 @@ func (h *harness) ledger(t *testing.T) {
 		if testing.Short() {
 			t.Skip("a 64 MiB value: not in -short")
 		}
-		rt := h.runtime(t, nil)
+		rt := h.runtime(t, bigValueBudgets)
 		res := run(t, rt, bg, tools(), h.p.ReturnTooManyXs)
 		if res.HasValue {
 			t.Fatalf("got a value of %T, want none", res.Value)
