@@ -195,12 +195,19 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 			continue
 		}
 		name, schema := def.Name, def.Parameters
-		ns.Bindings = append(ns.Bindings, Binding{Name: name, Call: func(ctx context.Context, args any) (any, error) {
+		start := func(_ context.Context, args any) (func(context.Context) (any, error), error) {
 			dispatched, logged, err := snapshotArguments(args)
 			if err != nil {
 				return nil, err
 			}
-			return sched.Submit(ctx, subCall{Name: name, Arguments: dispatched, Logged: logged, Schema: schema})
+			return sched.Enqueue(subCall{Name: name, Arguments: dispatched, Logged: logged, Schema: schema}), nil
+		}
+		ns.Bindings = append(ns.Bindings, Binding{Name: name, Start: start, Call: func(ctx context.Context, args any) (any, error) {
+			wait, err := start(ctx, args)
+			if err != nil {
+				return nil, err
+			}
+			return wait(ctx)
 		}})
 	}
 	res, runErr := e.rt.Run(ctx, Request{Program: code, Bindings: []Namespace{ns}})

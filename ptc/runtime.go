@@ -60,6 +60,11 @@ type Result struct {
 type Binding struct {
 	Name string
 	Call func(ctx context.Context, args any) (any, error)
+	// Start, when set, is Call in two steps, for a runtime that can take
+	// the first on its interpreter's goroutine: it submits the call without
+	// blocking (or fails at once) and returns the wait for its outcome. A
+	// runtime may use it instead of Call, which stays set.
+	Start func(ctx context.Context, args any) (wait func(ctx context.Context) (any, error), err error)
 }
 
 // Namespace is a global the program sees (tools) with its bound functions,

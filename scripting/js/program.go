@@ -751,9 +751,7 @@ func (r *programRun) call(vm *goja.Runtime, i int, b ptc.Binding, arg goja.Value
 		return reject(msgArgsLossyPrefix + err.Error())
 	}
 	ctx := r.ctx
-	return r.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
-		return b.Call(ctx, args)
-	}, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
+	settle := func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 		if err != nil {
 			panic(r.bindingError(vm, i, b.Name, err.Error()))
 		}
@@ -762,7 +760,20 @@ func (r *programRun) call(vm *goja.Runtime, i int, b ptc.Binding, arg goja.Value
 			panic(r.bindingError(vm, i, b.Name, msgResolutionLossy))
 		}
 		return jv, nil
-	})
+	}
+	if b.Start != nil {
+		// Submitted at once, in call order; the caller driving the run
+		// waits for the outcome once the program's entry is over, so a
+		// sub-call costs no goroutine of its own (eventloop GoInline).
+		wait, err := b.Start(ctx, args)
+		if err != nil {
+			return reject(err.Error())
+		}
+		return r.loop.GoInline(vm, ctx, wait, settle)
+	}
+	return r.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
+		return b.Call(ctx, args)
+	}, settle)
 }
 
 // bindingError is the namespace's error for a failed call: an instance of
