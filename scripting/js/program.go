@@ -906,7 +906,27 @@ func (r *programRun) mapStack(stack string) string {
 	if err != nil {
 		return stack
 	}
-	return firstLineColumns(tsbuild.MapStack(stack, out), len(head))
+	return limitFrames(firstLineColumns(tsbuild.MapStack(stack, out), len(head)))
+}
+
+// maxStackFrames is how many frames an exception's stack keeps, as V8's
+// default Error.stackTraceLimit: a runaway recursion reports its message and
+// the top of its stack, not thousands of identical lines.
+const maxStackFrames = 10
+
+// limitFrames keeps the first maxStackFrames "\tat ..." lines of a stack.
+func limitFrames(stack string) string {
+	lines := strings.Split(stack, "\n")
+	frames := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "\tat ") {
+			if frames == maxStackFrames {
+				return strings.Join(lines[:i], "\n")
+			}
+			frames++
+		}
+	}
+	return stack
 }
 
 // firstLineColumns takes the header's length off the columns of positions
