@@ -52,13 +52,16 @@ func TestAbandon(t *testing.T) {
 	t.Run("Abandon called from a work function of the loop does not wait for itself", func(t *testing.T) {
 		l := newLoop(t, Options{})
 		done := make(chan (<-chan struct{}), 1)
+		ran := make(chan struct{})
 		_, err := l.Run(context.Background(), func(vm *goja.Runtime) (goja.Value, error) {
 			l.Go(vm, nil, func(context.Context) (any, error) {
+				<-ran // after the Run returned: Abandon could otherwise stop it first
 				done <- l.Abandon()
 				return nil, nil
 			}, nil)
 			return goja.Undefined(), nil
 		}, nil, nil)
+		close(ran)
 		if err != nil {
 			t.Fatal(err)
 		}
