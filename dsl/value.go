@@ -355,7 +355,7 @@ func WritePathIndex(b *strings.Builder, i int) {
 // A key longer than 32 bytes is cut, and ends with "…". Other value
 // boundaries (the script hosts) use it so that paths read alike.
 func WritePathKey(b *strings.Builder, key string) {
-	if isIdentifier(key) {
+	if IsIdentifier(key) {
 		b.WriteByte('.')
 		if len(key) > pathKey {
 			b.WriteString(key[:pathKey]) // ASCII
@@ -389,7 +389,9 @@ func WritePathKey(b *strings.Builder, key string) {
 	b.WriteString(`"]`)
 }
 
-func isIdentifier(s string) bool {
+// IsIdentifier reports whether s is an ASCII JavaScript identifier
+// ([A-Za-z_$][A-Za-z0-9_$]*): a key that needs no quoting.
+func IsIdentifier(s string) bool {
 	if s == "" {
 		return false
 	}

@@ -201,3 +201,30 @@ func bindingNames(req Request) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// otherLang is a goRuntime of a language run_code has no flavor for.
+type otherLang struct{ *goRuntime }
+
+func (*otherLang) Language() Language { return "python" }
+
+func TestNewExecutorRefusesWhatCannotRunRunCode(t *testing.T) {
+	svc := engine.New()
+	cases := []struct {
+		name string
+		rt   Runtime
+		opts Options
+		want string
+	}{
+		{"no runtime", nil, Options{}, "ptc: run_code requires a code runtime"},
+		{"a language without a run_code flavor", &otherLang{&goRuntime{}}, Options{}, `ptc: no run_code flavor for the language "python"`},
+		{"a negative sub-call cap", &goRuntime{}, Options{MaxParallelSubCalls: -1}, "maxParallelSubCalls must be a positive integer"},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewExecutor(svc, tt.rt, tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -370,7 +370,7 @@ func tsLiteral(v any) (string, bool) {
 // (^[A-Za-z_$][A-Za-z0-9_$]*$, reserved words included), JSON-quoted
 // otherwise. It fails for a name that is not valid UTF-8.
 func tsKey(name string) (string, bool) {
-	if tsIsIdentifier(name) {
+	if dsl.IsIdentifier(name) {
 		return name, true
 	}
 	return tsLiteral(name)
@@ -384,20 +384,6 @@ func tsKeyOrQuoted(name string) string {
 	}
 	k, _ := tsLiteral(strings.ToValidUTF8(name, "\uFFFD"))
 	return k
-}
-
-func tsIsIdentifier(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // tsDocLine is the one-line JSDoc for a description, newline included, or ""
