@@ -75,6 +75,12 @@ type Input struct {
 	// run's tool/ptc-dispatch-start and tool/ptc-dispatch); the native
 	// executor sets it for the calls of a batch that logs. Nil: none.
 	Log EventLog
+	// OwnBudget makes a nested call the root of its own nested-call budget
+	// (see WithNestedCallBudget): it does not count against its parent's
+	// root, and the calls nested under it count against a fresh budget. Its
+	// depth still counts from the root. A PTC sub-call sets it: ptc bounds
+	// the sub-calls of a run itself (ptc.Options.MaxSubCalls).
+	OwnBudget bool
 }
 
 // Execution is one call as listeners, guards and observers see it. It is

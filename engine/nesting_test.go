@@ -157,6 +157,52 @@ func TestNestingBounds(t *testing.T) {
 		}
 	})
 
+	t.Run("calls with their own budget do not count against their root's, and start a fresh one", func(t *testing.T) {
+		svc := engine.New(engine.WithNestedCallBudget(3), engine.WithMaxNestingDepth(3))
+		var bodies atomic.Int64
+		cfMustRegister(t, svc.Global(), cfConst("leaf", "leaf"))
+		cfMustRegister(t, svc.Global(), cfTool("mid", func(ctx context.Context, _ any, run *engine.Run) (any, error) {
+			// Under its own budget of 3: the fourth nested call fails.
+			for range 4 {
+				if err := failureOf(nestedCall(ctx, svc, run.Execution, "leaf", cfObj())); err != nil {
+					return nil, err
+				}
+				bodies.Add(1)
+			}
+			return "mid", nil
+		}))
+		var mids []*engine.Result
+		cfMustRegister(t, svc.Global(), cfTool("outer", func(ctx context.Context, _ any, run *engine.Run) (any, error) {
+			for range 5 { // five sub-calls, past the root's budget of 3
+				mids = append(mids, svc.Call(ctx, engine.Input{
+					CallID: run.CallID() + ".m", RootCallID: run.RootCallID(), Name: "mid", Arguments: cfObj(),
+					Parent: run.Token(), OwnBudget: true,
+				}))
+			}
+			return "outer", nil
+		}))
+		cfCall(svc, "outer", cfObj())
+		for i, r := range mids {
+			cfExpect(t, r, cfCoded(t, `the call "c1.m" made more than 3 nested tool calls`, "ToolNestingError", "NESTING_LIMIT"))
+			if t.Failed() {
+				t.Fatalf("sub-call %d", i+1)
+			}
+		}
+		if n := bodies.Load(); n != 15 {
+			t.Errorf("%d nested calls succeeded; want 15 (3 under each of 5)", n)
+		}
+		var deep []*engine.Result
+		cfMustRegister(t, svc.Global(), cfTool("deep", func(ctx context.Context, _ any, run *engine.Run) (any, error) {
+			deep = append(deep, svc.Call(ctx, engine.Input{CallID: run.CallID() + ".d", Name: "deep", Arguments: cfObj(), Parent: run.Token(), OwnBudget: true}))
+			return "deep", nil
+		}))
+		cfCall(svc, "deep", cfObj())
+		// The innermost call's result is recorded first.
+		if len(deep) != 3 || !deep[0].IsError || deep[0].Error.Message != "tool calls are nested more than 3 deep" {
+			t.Errorf("own budgets still count depth: %d calls, the innermost %+v", len(deep), deep[0].Error)
+		}
+	})
+
 	t.Run("non-positive options keep the defaults", func(t *testing.T) {
 		svc := engine.New(engine.WithMaxNestingDepth(0), engine.WithNestedCallBudget(-1))
 		var bodies atomic.Int64

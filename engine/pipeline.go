@@ -47,7 +47,7 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 		exec.rootCallID = exec.callID
 	}
 	var limit *ToolError // a nested call past the depth or its root's budget
-	exec.token, limit = s.nest(in.Parent, exec.callID)
+	exec.token, limit = s.nest(in.Parent, exec.callID, in.OwnBudget)
 	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
 	exec.epoch = c.ep.n
 	// C2: the visible definition, and whether the surface is collapsed.
@@ -87,12 +87,18 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 // nest mints a call's token under parent (nil for a root call) and says
 // whether the call breaks a nesting bound: the depth first, then the budget
 // of its root, which every nested call counts against, failing ones included.
-func (s *Service) nest(parent *Token, callID string) (*Token, *ToolError) {
+// A call with its own budget (Input.OwnBudget) is the root of a fresh one.
+func (s *Service) nest(parent *Token, callID string, ownBudget bool) (*Token, *ToolError) {
 	if parent == nil || parent.tree == nil {
 		return &Token{depth: 1, tree: &callTree{rootID: callID}}, nil
 	}
 	t := &Token{depth: parent.depth + 1, tree: parent.tree}
-	n := t.tree.nested.Add(1)
+	var n int64
+	if ownBudget {
+		t.tree = &callTree{rootID: callID}
+	} else {
+		n = t.tree.nested.Add(1)
+	}
 	switch {
 	case t.depth > s.maxDepth:
 		return t, errTooDeep(s.maxDepth)

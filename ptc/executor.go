@@ -31,6 +31,13 @@ type Options struct {
 	// MaxParallelSubCalls bounds the sub-calls of one run in flight; 0 means
 	// DefaultMaxParallelSubCalls.
 	MaxParallelSubCalls int
+	// MaxSubCalls bounds the tool calls one run makes; past it a call
+	// rejects with "run_code sub-call limit reached: a run may make at most
+	// <n> tool calls" and is not dispatched. 0 means DefaultMaxSubCalls; a
+	// negative value is refused. Sub-calls do not count against the engine's
+	// nested-call budget (engine.WithNestedCallBudget): each is the root of
+	// its own, for the calls nested under it.
+	MaxSubCalls int
 	// MaxParallelToolCalls bounds a step's root calls in flight, as the
 	// native executor's cap does; 0 means 10.
 	MaxParallelToolCalls int
@@ -104,6 +111,7 @@ type Executor struct {
 	rt        Runtime
 	direct    bool
 	parallel  int
+	subCalls  int
 	native    *engine.NativeExecutor
 	transport *engine.Definition
 }
@@ -127,6 +135,13 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	if err := ValidateMaxParallelSubCalls(float64(parallel)); err != nil {
 		return nil, err
 	}
+	subCalls := opts.MaxSubCalls
+	switch {
+	case subCalls == 0:
+		subCalls = DefaultMaxSubCalls
+	case subCalls < 0:
+		return nil, fmt.Errorf("ptc: MaxSubCalls must be positive, got %d", subCalls)
+	}
 	roots := opts.MaxParallelToolCalls
 	if roots == 0 {
 		roots = 10
@@ -135,7 +150,7 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, native: native}
+	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls, native: native}
 	e.transport = &engine.Definition{
 		Name:        ToolName,
 		Description: Description(lang),
@@ -182,6 +197,7 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	outer := run.Execution
 	sched, err := newScheduler(ctx, e.svc, schedulerOptions{
 		MaxParallel: e.parallel,
+		MaxSubCalls: e.subCalls,
 		Outer:       outer,
 		Log:         outer.Log(),
 		OnCommit:    func(_ string, r *engine.Result) { forward(run, r) },

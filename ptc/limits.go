@@ -12,6 +12,9 @@ const (
 	DefaultMaxOutputBytes      = 67_108_864
 	DefaultMaxMemoryMB         = 512
 	DefaultMaxParallelSubCalls = 10
+	// DefaultMaxSubCalls is how many tool calls one run may make (not in
+	// the spec: a bound of dsh's own, see Options.MaxSubCalls).
+	DefaultMaxSubCalls = 100_000
 
 	// MaxWallMsLimit is the largest maxWallMs (2^31 − 1 ms, about 24.9 days).
 	MaxWallMsLimit = 2_147_483_647

@@ -19,6 +19,8 @@ type schedulerOptions struct {
 	// rootCallId, parentCallId, agent, parent token and tool set come from
 	// it, and the dispatch-log waterfall sees it. Required.
 	Outer *engine.Execution
+	// MaxSubCalls bounds the calls a run makes; 0 means no bound.
+	MaxSubCalls int
 	// Log receives the sub-calls' durable events when Outer has an agent
 	// (the session owner); nil logs nothing.
 	Log engine.EventLog
@@ -59,6 +61,7 @@ type scheduler struct {
 	agent    *engine.Agent
 	log      engine.EventLog // nil: no events
 	max      int
+	maxCalls int // 0: no bound
 	onCommit func(string, *engine.Result)
 
 	ctx     context.Context // the run-scoped context: the sub-calls' signal
@@ -67,6 +70,15 @@ type scheduler struct {
 	unwatch func() bool
 	wake    chan struct{} // buffered: a pending wake-up for the lane
 	done    chan struct{} // closed when the lane has drained and exited
+
+	// Dispatch workers: a dispatch runs on a worker kept for the run, so
+	// that a sub-call reuses a goroutine whose stack has grown to what a
+	// pipeline needs (a fresh goroutine per dispatch spent a tenth of a
+	// sub-call growing its stack). The lane alone starts workers and hands
+	// them work; they stop when the lane exits.
+	jobs    chan *subEntry
+	workers int // started, lane-owned
+	wg      sync.WaitGroup
 
 	mu        sync.Mutex
 	n         int         // sub-call ids handed out
@@ -106,8 +118,8 @@ func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOption
 		return nil, errors.New("ptc: scheduler without an outer execution")
 	}
 	s := &scheduler{
-		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, onCommit: opts.OnCommit,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, maxCalls: opts.MaxSubCalls, onCommit: opts.OnCommit,
+		wake: make(chan struct{}, 1), done: make(chan struct{}), jobs: make(chan *subEntry),
 	}
 	if opts.Log != nil && s.agent != nil {
 		s.log = opts.Log
@@ -138,6 +150,11 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 		err := s.overError(c.Name, "not dispatched")
 		return func(context.Context) (any, error) { return nil, err }
 	}
+	if s.maxCalls > 0 && s.n >= s.maxCalls {
+		s.mu.Unlock()
+		err := fmt.Errorf("run_code sub-call limit reached: a run may make at most %d tool calls", s.maxCalls)
+		return func(context.Context) (any, error) { return nil, err }
+	}
 	s.n++
 	e := &subEntry{
 		in: engine.Input{
@@ -149,6 +166,7 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 			Parent:     s.outer.Token(),
 			Schema:     c.Schema,
 			ToolSet:    s.outer.ToolSet(),
+			OwnBudget:  true,
 		},
 		logged: c.Logged,
 		reply:  make(chan subReply, 1),
@@ -199,7 +217,11 @@ func (s *scheduler) overError(name, what string) error {
 // it is ready, else starts the queue's head when there is capacity (or
 // abandons it once the run is over), else waits for a wake-up.
 func (s *scheduler) drive() {
-	defer close(s.done)
+	defer func() {
+		close(s.jobs)
+		s.wg.Wait()
+		close(s.done)
+	}()
 	for {
 		s.mu.Lock()
 		if s.logWork > s.max { // backpressure
@@ -271,17 +293,46 @@ func (s *scheduler) start(e *subEntry) {
 	}
 	x, err := s.svc.Stage(s.ctx, e.in)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e.staged, e.err = x, err
-	if err == nil && x.NeedsDispatch() {
+	dispatch := err == nil && x.NeedsDispatch()
+	if dispatch {
 		s.inflight++
-		go s.run(e)
-		return
+	} else {
+		e.settled = true
 	}
-	e.settled = true
+	s.mu.Unlock()
+	if dispatch {
+		s.launch(e)
+	}
 }
 
-// run is e's dispatch goroutine.
+// launch hands e's dispatch to an idle worker, or to a new one while there
+// are fewer workers than the cap. At the cap one is idle or about to be
+// (fewer than the cap are in flight), so the send waits only briefly.
+func (s *scheduler) launch(e *subEntry) {
+	select {
+	case s.jobs <- e:
+		return
+	default:
+	}
+	if s.workers < s.max {
+		s.workers++
+		s.wg.Add(1)
+		go s.worker(e)
+		return
+	}
+	s.jobs <- e
+}
+
+// worker runs dispatches until the lane exits.
+func (s *scheduler) worker(e *subEntry) {
+	defer s.wg.Done()
+	for ; e != nil; e = <-s.jobs {
+		s.run(e)
+	}
+}
+
+// run is e's dispatch, on a worker.
 func (s *scheduler) run(e *subEntry) {
 	err := e.staged.Dispatch()
 	s.mu.Lock()

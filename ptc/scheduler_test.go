@@ -777,3 +777,50 @@ func TestAFailingEventLogIsReportedByClose(t *testing.T) {
 		t.Errorf("value %v, want echo:x", got)
 	}
 }
+
+// TestSubCallCount: a run's calls are bounded by MaxSubCalls alone, not by
+// the engine's nested-call budget of 1,000 under one model call.
+func TestSubCallCount(t *testing.T) {
+	t.Run("a run makes more calls than the engine's nested-call budget", func(t *testing.T) {
+		h := newSchedEnv(t)
+		h.echo()
+		const n = engine.NestedCallBudget + 200
+		var failed []error
+		err := h.run(context.Background(), schedulerOptions{MaxParallel: 10}, false, func(s *scheduler) {
+			for i := range n {
+				if _, err := s.Submit(context.Background(), call("echo", "value", strconv.Itoa(i))); err != nil {
+					failed = append(failed, err)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(failed) > 0 {
+			t.Fatalf("%d of %d calls failed, the first: %v", len(failed), n, failed[0])
+		}
+	})
+	t.Run("the call past MaxSubCalls is refused with the cap, undispatched and unlogged", func(t *testing.T) {
+		h := newSchedEnv(t)
+		h.echo()
+		var errs []error
+		err := h.run(context.Background(), schedulerOptions{MaxParallel: 10, MaxSubCalls: 2, Log: h.log}, false, func(s *scheduler) {
+			for i := range 3 {
+				_, err := s.Submit(context.Background(), call("echo", "value", strconv.Itoa(i)))
+				errs = append(errs, err)
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("the calls within the cap failed: %v", errs)
+		}
+		if want := "run_code sub-call limit reached: a run may make at most 2 tool calls"; errs[2] == nil || errs[2].Error() != want {
+			t.Errorf("the third call: %v, want %q", errs[2], want)
+		}
+		if got := len(h.log.lines(t, engine.EventPTCDispatchStart)); got != 2 {
+			t.Errorf("%d start events, want 2", got)
+		}
+	})
+}
