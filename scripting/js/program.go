@@ -431,6 +431,7 @@ func (r *programRun) run() (res ptc.Result) {
 	defer func() {
 		loop.Abandon()
 		<-loop.Done() // the interpreter has stopped
+		r.rt.pool.refill()
 	}()
 	r.mu.Lock()
 	r.loop = loop
@@ -539,6 +540,22 @@ type intrinsics struct {
 	toString    goja.Value // Object.prototype.toString
 	arrToString goja.Value // Array.prototype.toString
 	join        goja.Value // Array.prototype.join
+
+	// What the console reads Maps, RegExps and weak collections with:
+	// natives that read internal slots and call nothing.
+	mapSize     goja.Callable // get Map.prototype.size
+	mapEntries  goja.Callable // Map.prototype.entries
+	mapIterNext goja.Callable // %MapIteratorPrototype%.next
+	reSource    goja.Callable // get RegExp.prototype.source
+	reFlags     []regexpFlag  // the flag getters, in node's order
+	weakMapHas  goja.Callable // WeakMap.prototype.has
+	weakSetHas  goja.Callable // WeakSet.prototype.has
+}
+
+// regexpFlag is one flag of a regular expression and its getter.
+type regexpFlag struct {
+	letter byte
+	get    goja.Callable
 }
 
 // programBase is a runtime built ahead of need: its loop, the value
@@ -627,6 +644,10 @@ func (b *programBase) setup(vm *goja.Runtime) error {
 	errCtor := global.Get("Error").ToObject(vm)
 	b.intr.errorProto = errCtor.Get("prototype").ToObject(vm)
 
+	if err := b.intr.captureConsole(vm); err != nil {
+		return err
+	}
+
 	pre, err := programPrelude()
 	if err != nil {
 		return err
@@ -650,6 +671,87 @@ func (b *programBase) setup(vm *goja.Runtime) error {
 		return err
 	}
 	b.console = b.newConsole(vm)
+	return nil
+}
+
+// captureConsole captures the natives the console inspects Maps, RegExps
+// and weak collections with, before any program code can replace them.
+func (in *intrinsics) captureConsole(vm *goja.Runtime) error {
+	global := vm.GlobalObject()
+	proto := func(ctor string) (*goja.Object, error) {
+		c, ok := global.Get(ctor).(*goja.Object)
+		if !ok {
+			return nil, fmt.Errorf("program: %s is not a constructor", ctor)
+		}
+		p, ok := c.Get("prototype").(*goja.Object)
+		if !ok {
+			return nil, fmt.Errorf("program: %s.prototype is not an object", ctor)
+		}
+		return p, nil
+	}
+	method := func(o *goja.Object, name string) goja.Callable {
+		f, _ := goja.AssertFunction(o.Get(name))
+		return f
+	}
+	getter := func(o *goja.Object, name string) goja.Callable {
+		d, err := in.gopd(goja.Undefined(), o, vm.ToValue(name))
+		if err != nil {
+			return nil
+		}
+		do, ok := d.(*goja.Object)
+		if !ok {
+			return nil
+		}
+		f, _ := goja.AssertFunction(do.Get("get"))
+		return f
+	}
+	mp, err := proto("Map")
+	if err != nil {
+		return err
+	}
+	in.mapSize, in.mapEntries = getter(mp, "size"), method(mp, "entries")
+	if in.mapEntries != nil {
+		ctor, _ := global.Get("Map").(*goja.Object)
+		m, err := vm.New(ctor)
+		if err != nil {
+			return err
+		}
+		it, err := in.mapEntries(m)
+		if err != nil {
+			return err
+		}
+		if io, ok := it.(*goja.Object); ok && io.Prototype() != nil {
+			in.mapIterNext = method(io.Prototype(), "next")
+		}
+	}
+	rp, err := proto("RegExp")
+	if err != nil {
+		return err
+	}
+	in.reSource = getter(rp, "source")
+	for _, f := range []struct {
+		letter byte
+		name   string
+	}{{'d', "hasIndices"}, {'g', "global"}, {'i', "ignoreCase"}, {'m', "multiline"}, {'s', "dotAll"},
+		{'u', "unicode"}, {'v', "unicodeSets"}, {'y', "sticky"}} {
+		if g := getter(rp, f.name); g != nil {
+			in.reFlags = append(in.reFlags, regexpFlag{f.letter, g})
+		}
+	}
+	for _, w := range []struct {
+		ctor string
+		dst  *goja.Callable
+	}{{"WeakMap", &in.weakMapHas}, {"WeakSet", &in.weakSetHas}} {
+		p, err := proto(w.ctor)
+		if err != nil {
+			return err
+		}
+		*w.dst = method(p, "has")
+	}
+	if in.mapSize == nil || in.mapEntries == nil || in.mapIterNext == nil || in.reSource == nil ||
+		in.weakMapHas == nil || in.weakSetHas == nil {
+		return errors.New("program: an intrinsic the console reads with is missing")
+	}
 	return nil
 }
 

@@ -3,8 +3,10 @@ package js_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
@@ -56,6 +58,33 @@ func BenchmarkRunCodeTrivial(b *testing.B) {
 		}
 		i++
 	}
+}
+
+// BenchmarkRunCodeTrivialSpaced is BenchmarkRunCodeTrivial with the runs
+// 5 ms apart, as a model's calls come: the warm pool has a runtime ready
+// for each. It reports the latency's p50 and p90.
+func BenchmarkRunCodeTrivialSpaced(b *testing.B) {
+	run := ptcBench(b, engine.New())
+	mustValue(b, run(0, "return 1+1"), `"result":2`)
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		time.Sleep(5 * time.Millisecond)
+		b.StartTimer()
+		start := time.Now()
+		r := run(i+1, "return 1+1")
+		lat = append(lat, time.Since(start))
+		if r.IsError {
+			b.Fatal(r.Error.Message)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds()), "p90-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }
 
 // subCallProgram awaits n calls of tool one after the other.

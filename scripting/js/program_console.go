@@ -28,10 +28,15 @@ const (
 )
 
 var (
-	proxyType   = reflect.TypeOf(goja.Proxy{})
-	promiseType = reflect.TypeOf((*goja.Promise)(nil))
-	bigIntType  = reflect.TypeOf((*big.Int)(nil))
-	timeType    = reflect.TypeOf(time.Time{})
+	proxyType       = reflect.TypeOf(goja.Proxy{})
+	classType       = reflect.TypeOf((func(goja.ConstructorCall) *goja.Object)(nil))
+	setType         = reflect.TypeOf([]any(nil))
+	mapType         = reflect.TypeOf([][2]any(nil))
+	arrayBufferType = reflect.TypeOf(goja.ArrayBuffer{})
+	stringType      = reflect.TypeOf("")
+	promiseType     = reflect.TypeOf((*goja.Promise)(nil))
+	bigIntType      = reflect.TypeOf((*big.Int)(nil))
+	timeType        = reflect.TypeOf(time.Time{})
 )
 
 // descriptorFields are what Object.getOwnPropertyDescriptor writes into its
@@ -182,7 +187,16 @@ func (in *inspector) ctorName(obj *goja.Object) (name string, null, ok bool) {
 		}
 		c := in.r.own(p, in.r.vm.ToValue("constructor"))
 		if c.kind == propData {
-			if fn, isObj := c.value.(*goja.Object); isObj && !isProxy(fn) {
+			fn, isObj := c.value.(*goja.Object)
+			for range maxProtoWalk { // jsguard wraps constructors in proxies
+				if !isObj || !isProxy(fn) {
+					break
+				}
+				px, _ := fn.Export().(goja.Proxy)
+				fn = px.Target()
+				isObj = fn != nil
+			}
+			if isObj && !isProxy(fn) {
 				if n := in.r.own(fn, in.r.vm.ToValue("name")); n.kind == propData && goja.IsString(n.value) && n.value.String() != "" {
 					return n.value.String(), false, true
 				}
@@ -222,26 +236,13 @@ func (in *inspector) object(obj *goja.Object, recurse int) string {
 		}
 	}
 	class := obj.ClassName()
-	switch class {
-	case "Function":
-		name := ""
-		if !in.polluted {
-			if n := in.r.own(obj, in.r.vm.ToValue("name")); n.kind == propData && goja.IsString(n.value) {
-				name = n.value.String()
-			}
-		}
-		if name == "" {
-			return "[Function (anonymous)]"
-		}
-		return "[Function: " + name + "]"
-	case "Error":
-		stack := in.r.mapStack(in.r.loop.Thrown(in.r.vm, obj).Stack)
-		if in.indent > 0 {
-			stack = strings.ReplaceAll(stack, "\n", "\n"+strings.Repeat(" ", in.indent))
-		}
-		return stack
+	if class == "Error" {
+		return in.errorValue(obj, recurse)
 	}
 	if in.polluted {
+		if _, fn := goja.AssertFunction(obj); fn {
+			return "[Function]"
+		}
 		return "[Object]"
 	}
 	switch obj.ExportType() {
@@ -267,19 +268,33 @@ func (in *inspector) object(obj *goja.Object, recurse int) string {
 		return in.ref(obj, in.reduce([]string{s}, "", "Promise {", "}", false, recurse+1, nil))
 	}
 	name, null, ok := in.ctorName(obj)
+	if _, fn := goja.AssertFunction(obj); fn {
+		return in.function(obj, name, null, ok, recurse)
+	}
+	if base, isBoxed := in.boxed(obj, class); isBoxed {
+		return in.withKeys(obj, base, recurse, class == "String")
+	}
+	switch t := obj.ExportType(); {
+	case class == "RegExp":
+		return in.regexp(obj, name, null, ok, recurse)
+	case class != "Object":
+	case t == setType:
+		return in.set(obj, name, null, ok, recurse)
+	case t == mapType:
+		return in.mapValue(obj, name, null, ok, recurse)
+	case ok && (name == "WeakMap" || name == "WeakSet") && in.isWeak(obj, name):
+		return in.opaque(obj, name, name, null, ok, recurse)
+	case t == arrayBufferType:
+		return in.arrayBuffer(obj, name, null, ok, recurse)
+	case t != nil && t.Kind() == reflect.Slice && typedElems[t.Elem().Kind()]:
+		return in.typedArray(obj, name, null, ok, recurse)
+	}
 	isArray := class == "Array"
 	if recurse > inspectDepth {
-		switch {
-		case null && isArray:
-			return "[Array: null prototype]"
-		case null:
-			return "[Object: null prototype]"
-		case !ok && isArray:
-			return "[Array]"
-		case !ok:
-			return "[Object]"
+		if isArray {
+			return cut(name, null, ok, "Array")
 		}
-		return "[" + name + "]"
+		return cut(name, null, ok, "Object")
 	}
 	in.push(obj, recurse)
 	defer in.pop()
@@ -293,15 +308,394 @@ func (in *inspector) object(obj *goja.Object, recurse int) string {
 	case ok && name != "Object":
 		prefix = name + " "
 	}
-	keys := obj.Keys()
-	if len(keys) == 0 {
+	out := in.keyed(obj, nil, recurse+1)
+	if len(out) == 0 {
 		return in.ref(obj, prefix+"{}")
 	}
+	return in.ref(obj, in.reduce(out, "", prefix+"{", "}", false, recurse+1, nil))
+}
+
+// cut is an object past the depth limit: "[Name]", after its constructor,
+// or the fallback when that cannot be read.
+func cut(name string, null, ok bool, fallback string) string {
+	switch {
+	case null:
+		return "[" + fallback + ": null prototype]"
+	case !ok:
+		return "[" + fallback + "]"
+	}
+	return "[" + name + "]"
+}
+
+// keyed are obj's own enumerable properties as "key: value" entries,
+// string keys (but those skip reports) then symbols, as node lists them.
+func (in *inspector) keyed(obj *goja.Object, skip func(string) bool, recurse int) []string {
+	keys := obj.Keys()
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, in.property(obj, k, recurse+1, false))
+		if skip != nil && skip(k) {
+			continue
+		}
+		out = append(out, in.property(obj, in.r.vm.ToValue(k), inspectKey(k), recurse))
 	}
-	return in.ref(obj, in.reduce(out, "", prefix+"{", "}", false, recurse+1, nil))
+	for _, sym := range obj.Symbols() {
+		if p := in.r.own(obj, sym); p.kind == propUnknown || !p.enumerable {
+			continue
+		}
+		out = append(out, in.property(obj, sym, "[Symbol("+sym.String()+")]", recurse))
+	}
+	return out
+}
+
+// prefixed is node's type prefix of a collection: "Map(2) ", or the
+// constructor's name when it is not the type's own, or the null-prototype
+// form.
+func prefixed(typ, size, name string, null, ok bool) string {
+	switch {
+	case null:
+		return "[" + typ + size + ": null prototype] "
+	case !ok || name == typ:
+		return typ + size + " "
+	}
+	return name + size + " [" + typ + "] "
+}
+
+// withKeys is base followed by obj's own enumerable properties in braces,
+// or base alone when it has none (functions, boxed primitives, errors).
+func (in *inspector) withKeys(obj *goja.Object, base string, recurse int, stringBox bool) string {
+	var skip func(string) bool
+	if stringBox {
+		skip = isIndex
+	}
+	if recurse > inspectDepth {
+		return base
+	}
+	in.push(obj, recurse)
+	defer in.pop()
+	out := in.keyed(obj, skip, recurse+1)
+	if len(out) == 0 {
+		return in.ref(obj, base)
+	}
+	return in.ref(obj, in.reduce(out, base, "{", "}", false, recurse+1, nil))
+}
+
+func isIndex(k string) bool {
+	i, err := strconv.Atoi(k)
+	return err == nil && i >= 0 && strconv.Itoa(i) == k
+}
+
+// errorValue is an error's stack, mapped to the program's source, then its
+// own enumerable properties.
+func (in *inspector) errorValue(obj *goja.Object, recurse int) string {
+	stack := in.r.mapStack(in.r.loop.Thrown(in.r.vm, obj).Stack)
+	if in.indent > 0 {
+		stack = strings.ReplaceAll(stack, "\n", "\n"+strings.Repeat(" ", in.indent))
+	}
+	if in.polluted {
+		return stack
+	}
+	return in.withKeys(obj, stack, recurse, false)
+}
+
+// function is node's getFunctionBase (and getClassBase for classes): the
+// kind from the constructor's name (AsyncFunction, GeneratorFunction),
+// the own "name", then any own enumerable properties.
+func (in *inspector) function(obj *goja.Object, ctor string, null, ok bool, recurse int) string {
+	fname := ""
+	if n := in.r.own(obj, in.r.vm.ToValue("name")); n.kind == propData && goja.IsString(n.value) {
+		fname = n.value.String()
+	}
+	var base string
+	if obj.ExportType() == classType {
+		if fname == "" {
+			fname = "(anonymous)"
+		}
+		base = "class " + fname
+		if ok && !null && ctor != "Function" {
+			base += " [" + ctor + "]"
+		}
+		switch {
+		case null:
+			base += " extends [null prototype]"
+		default:
+			if p := obj.Prototype(); p != nil && !isProxy(p) {
+				if n := in.r.own(p, in.r.vm.ToValue("name")); n.kind == propData && goja.IsString(n.value) && n.value.String() != "" {
+					base += " extends " + n.value.String()
+				}
+			}
+		}
+		return in.withKeys(obj, "["+base+"]", recurse, false)
+	}
+	typ := "Function"
+	switch ctor {
+	case "AsyncFunction", "GeneratorFunction", "AsyncGeneratorFunction":
+		typ = ctor
+	}
+	base = "[" + typ
+	if null {
+		base += " (null prototype)"
+	}
+	if fname == "" {
+		base += " (anonymous)]"
+	} else {
+		base += ": " + fname + "]"
+	}
+	if ok && !null && ctor != typ {
+		base += " " + ctor
+	}
+	return in.withKeys(obj, base, recurse, false)
+}
+
+// boxed is node's "[Number: 1]" of a primitive wrapper object, read
+// Go-side: goja exports a wrapper's primitive without running code.
+func (in *inspector) boxed(obj *goja.Object, class string) (string, bool) {
+	switch class {
+	case "Number", "Boolean":
+		return "[" + class + ": " + in.value(in.r.vm.ToValue(obj.Export()), 0) + "]", true
+	case "String":
+		return "[String: " + quoteInspect(in.stringBox(obj), true) + "]", true
+	}
+	switch obj.ExportType() {
+	case bigIntType:
+		b, _ := obj.Export().(*big.Int)
+		return "[BigInt: " + b.String() + "n]", true
+	case stringType: // a Symbol wrapper exports its description
+		return "[Symbol: Symbol(" + obj.Export().(string) + ")]", true
+	}
+	return "", false
+}
+
+// stringBox is a String wrapper's string, read from its own index
+// properties (at most inspectMaxString+1 of them).
+func (in *inspector) stringBox(obj *goja.Object) string {
+	n := 0
+	if l := in.r.own(obj, in.r.vm.ToValue("length")); l.kind == propData {
+		n = int(l.value.ToInteger())
+	}
+	var b strings.Builder
+	for i := range min(n, inspectMaxString+1) {
+		if p := in.r.own(obj, in.r.vm.ToValue(strconv.Itoa(i))); p.kind == propData {
+			b.WriteString(p.value.String())
+		}
+	}
+	return b.String()
+}
+
+// opaque is a Map or RegExp, whose contents goja keeps where only
+// program-replaceable methods read them: its own properties, and a marker.
+func (in *inspector) opaque(obj *goja.Object, typ, name string, null, ok bool, recurse int) string {
+	if recurse > inspectDepth {
+		return cut(name, null, ok, typ)
+	}
+	in.push(obj, recurse)
+	defer in.pop()
+	out := append([]string{"<" + opaqueWhat[typ] + " unknown>"}, in.keyed(obj, nil, recurse+1)...)
+	return in.ref(obj, in.reduce(out, "", prefixed(typ, "", name, null, ok)+"{", "}", false, recurse+1, nil))
+}
+
+var opaqueWhat = map[string]string{"Map": "entries", "RegExp": "source", "WeakMap": "items", "WeakSet": "items"}
+
+// isWeak reports whether obj, whose constructor is named name, is a WeakMap
+// or WeakSet: the captured has accepts only its own kind of receiver.
+func (in *inspector) isWeak(obj *goja.Object, name string) bool {
+	has := in.r.intr.weakMapHas
+	if name == "WeakSet" {
+		has = in.r.intr.weakSetHas
+	}
+	_, err := has(obj, goja.Undefined())
+	return err == nil
+}
+
+// regexp is node's "/source/flags", read through the captured getters
+// (RegExp.prototype.flags would read properties the program may have
+// redefined), then the own enumerable properties.
+func (in *inspector) regexp(obj *goja.Object, name string, null, ok bool, recurse int) string {
+	src, err := in.r.intr.reSource(obj)
+	if err != nil {
+		return in.opaque(obj, "RegExp", name, null, ok, recurse)
+	}
+	var b strings.Builder
+	b.WriteByte('/')
+	b.WriteString(src.String())
+	b.WriteByte('/')
+	for _, f := range in.r.intr.reFlags {
+		if v, err := f.get(obj); err == nil && v.ToBoolean() {
+			b.WriteByte(f.letter)
+		}
+	}
+	base := b.String()
+	switch {
+	case null:
+		base = "[RegExp: null prototype] " + base
+	case ok && name != "RegExp":
+		base = name + " " + base
+	}
+	return in.withKeys(obj, base, recurse, false)
+}
+
+// mapValue is node's "Map(n) { k => v }": the size and at most 100 entries
+// read through the captured natives, which call no program code.
+func (in *inspector) mapValue(obj *goja.Object, name string, null, ok bool, recurse int) string {
+	if recurse > inspectDepth {
+		return cut(name, null, ok, "Map")
+	}
+	intr := &in.r.intr
+	sv, err := intr.mapSize(obj)
+	if err != nil {
+		return in.opaque(obj, "Map", name, null, ok, recurse)
+	}
+	size := int(sv.ToInteger())
+	it, err := intr.mapEntries(obj)
+	if err != nil {
+		return in.opaque(obj, "Map", name, null, ok, recurse)
+	}
+	in.push(obj, recurse)
+	defer in.pop()
+	out := make([]string, 0, min(size, inspectMaxArray)+1)
+	for len(out) < min(size, inspectMaxArray) {
+		rv, err := intr.mapIterNext(it)
+		res, isObj := rv.(*goja.Object)
+		if err != nil || !isObj || res.Get("done").ToBoolean() {
+			break
+		}
+		pair, isPair := res.Get("value").(*goja.Object)
+		if !isPair {
+			break
+		}
+		out = append(out, in.child(pair.Get("0"), recurse+1)+" => "+in.child(pair.Get("1"), recurse+1))
+	}
+	if more := size - len(out); more > 0 {
+		out = append(out, moreItems(more))
+	}
+	out = append(out, in.keyed(obj, nil, recurse+1)...)
+	open := prefixed("Map", "("+strconv.Itoa(size)+")", name, null, ok)
+	if len(out) == 0 {
+		return in.ref(obj, open+"{}")
+	}
+	return in.ref(obj, in.reduce(out, "", open+"{", "}", false, recurse+1, nil))
+}
+
+// set is node's "Set(n) { a, b }", its values read Go-side (goja exports
+// a Set into a slice of values without running code), at most 100.
+func (in *inspector) set(obj *goja.Object, name string, null, ok bool, recurse int) string {
+	if recurse > inspectDepth {
+		return cut(name, null, ok, "Set")
+	}
+	var vals []goja.Value
+	if err := in.r.vm.ExportTo(obj, &vals); err != nil {
+		return cut(name, null, ok, "Set")
+	}
+	in.push(obj, recurse)
+	defer in.pop()
+	out := make([]string, 0, min(len(vals), inspectMaxArray)+1)
+	for _, v := range vals[:min(len(vals), inspectMaxArray)] {
+		out = append(out, in.child(v, recurse+1))
+	}
+	if more := len(vals) - inspectMaxArray; more > 0 {
+		out = append(out, moreItems(more))
+	}
+	out = append(out, in.keyed(obj, nil, recurse+1)...)
+	open := prefixed("Set", "("+strconv.Itoa(len(vals))+")", name, null, ok)
+	if len(out) == 0 {
+		return in.ref(obj, open+"{}")
+	}
+	return in.ref(obj, in.reduce(out, "", open+"{", "}", false, recurse+1, nil))
+}
+
+func moreItems(n int) string {
+	s := "... " + strconv.Itoa(n) + " more item"
+	if n > 1 {
+		s += "s"
+	}
+	return s
+}
+
+// typedElems are the element kinds of typed arrays' exports.
+var typedElems = map[reflect.Kind]bool{
+	reflect.Uint8: true, reflect.Int8: true, reflect.Uint16: true, reflect.Int16: true,
+	reflect.Uint32: true, reflect.Int32: true, reflect.Float32: true, reflect.Float64: true,
+	reflect.Int64: true, reflect.Uint64: true,
+}
+
+// typedArray is node's "Uint8Array(3) [ 1, 2, 3 ]", the elements read from
+// goja's export (a view of the buffer, no code runs), grouped as an
+// array's numbers are.
+func (in *inspector) typedArray(obj *goja.Object, name string, null, ok bool, recurse int) string {
+	rv := reflect.ValueOf(obj.Export())
+	typ := typedNames[rv.Type().Elem().Kind()]
+	if typ == "Uint8Array" && ok && name == "Uint8ClampedArray" {
+		typ = name
+	}
+	if recurse > inspectDepth {
+		return cut(name, null, ok, typ)
+	}
+	n := rv.Len()
+	shown := min(n, inspectMaxArray)
+	out := make([]string, 0, shown+1)
+	for i := range shown {
+		var s string
+		switch e := rv.Index(i); e.Kind() {
+		case reflect.Int64:
+			s = strconv.FormatInt(e.Int(), 10) + "n"
+		case reflect.Uint64:
+			s = strconv.FormatUint(e.Uint(), 10) + "n"
+		case reflect.Float32, reflect.Float64:
+			s = in.value(in.r.vm.ToValue(e.Float()), recurse+1)
+		case reflect.Int8, reflect.Int16, reflect.Int32:
+			s = strconv.FormatInt(e.Int(), 10)
+		default:
+			s = strconv.FormatUint(e.Uint(), 10)
+		}
+		out = append(out, s)
+	}
+	if n > shown {
+		out = append(out, moreItems(n-shown))
+	}
+	open := prefixed(typ, "("+strconv.Itoa(n)+")", name, null, ok)
+	if n == 0 {
+		return open + "[]"
+	}
+	in.push(obj, recurse)
+	defer in.pop()
+	return in.ref(obj, in.reduce(out, "", open+"[", "]", true, recurse+1, &arrayInfo{items: shown, more: n > shown, numbers: true}))
+}
+
+var typedNames = map[reflect.Kind]string{
+	reflect.Uint8: "Uint8Array", reflect.Int8: "Int8Array", reflect.Uint16: "Uint16Array", reflect.Int16: "Int16Array",
+	reflect.Uint32: "Uint32Array", reflect.Int32: "Int32Array", reflect.Float32: "Float32Array", reflect.Float64: "Float64Array",
+	reflect.Int64: "BigInt64Array", reflect.Uint64: "BigUint64Array",
+}
+
+// inspectMaxBytes is how many bytes of an ArrayBuffer node shows.
+const inspectMaxBytes = 50
+
+// arrayBuffer is node's "ArrayBuffer { [Uint8Contents]: <00 01>,
+// byteLength: 2 }".
+func (in *inspector) arrayBuffer(obj *goja.Object, name string, null, ok bool, recurse int) string {
+	if recurse > inspectDepth {
+		return cut(name, null, ok, "ArrayBuffer")
+	}
+	ab, _ := obj.Export().(goja.ArrayBuffer)
+	data := ab.Bytes()
+	var b strings.Builder
+	b.WriteString("[Uint8Contents]: <")
+	for i, c := range data[:min(len(data), inspectMaxBytes)] {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.FormatInt(int64(c)|0x100, 16)[1:])
+	}
+	if more := len(data) - inspectMaxBytes; more > 0 {
+		b.WriteString(" ... " + strconv.Itoa(more) + " more byte")
+		if more > 1 {
+			b.WriteByte('s')
+		}
+	}
+	b.WriteByte('>')
+	in.push(obj, recurse)
+	defer in.pop()
+	out := append([]string{b.String(), "byteLength: " + strconv.Itoa(len(data))}, in.keyed(obj, nil, recurse+1)...)
+	return in.ref(obj, in.reduce(out, "", prefixed("ArrayBuffer", "", name, null, ok)+"{", "}", false, recurse+1, nil))
 }
 
 func (in *inspector) push(obj *goja.Object, recurse int) {
@@ -326,27 +720,25 @@ func (in *inspector) child(v goja.Value, recurse int) string {
 	return s
 }
 
-// property is one "key: value" entry (or the value alone for an array
-// element).
-func (in *inspector) property(obj *goja.Object, key string, recurse int, element bool) string {
-	p := in.r.own(obj, in.r.vm.ToValue(key))
-	var s string
+// property is one "label: value" entry, the value of obj's own key.
+func (in *inspector) property(obj *goja.Object, key goja.Value, label string, recurse int) string {
+	return label + ": " + in.propValue(obj, key, recurse)
+}
+
+// propValue is the value of obj's own key, or what its accessors are.
+func (in *inspector) propValue(obj *goja.Object, key goja.Value, recurse int) string {
+	p := in.r.own(obj, key)
 	switch {
 	case p.kind == propData:
-		s = in.child(p.value, recurse)
+		return in.child(p.value, recurse)
 	case p.getter && p.setter:
-		s = "[Getter/Setter]"
+		return "[Getter/Setter]"
 	case p.getter:
-		s = "[Getter]"
+		return "[Getter]"
 	case p.setter:
-		s = "[Setter]"
-	default:
-		s = "undefined"
+		return "[Setter]"
 	}
-	if element {
-		return s
-	}
-	return inspectKey(key) + ": " + s
+	return "undefined"
 }
 
 func (in *inspector) array(obj *goja.Object, name string, null, ok bool, recurse int) string {
@@ -396,7 +788,7 @@ func (in *inspector) array(obj *goja.Object, name string, null, ok bool, recurse
 		if p.kind != propData || !(goja.IsNumber(p.value) || p.value.ExportType() == bigIntType) {
 			numbers = false
 		}
-		out = append(out, in.property(obj, strconv.Itoa(i), recurse, true))
+		out = append(out, in.propValue(obj, key, recurse))
 	}
 	items := len(out)
 	if more := n - shown; more > 0 {
@@ -407,7 +799,7 @@ func (in *inspector) array(obj *goja.Object, name string, null, ok bool, recurse
 		out = append(out, s)
 	}
 	for _, k := range extra {
-		out = append(out, in.property(obj, k, recurse, false))
+		out = append(out, in.property(obj, in.r.vm.ToValue(k), inspectKey(k), recurse))
 	}
 	return in.reduce(out, "", prefix+"[", "]", true, recurse, &arrayInfo{items: items, more: n > shown, numbers: numbers})
 }

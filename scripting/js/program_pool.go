@@ -36,6 +36,14 @@ func newBasePool(size int, build func() (*programBase, error)) *basePool {
 	return bp
 }
 
+// refill asks the builder to bring the pool back to its size.
+func (bp *basePool) refill() {
+	if bp.size <= 0 {
+		return
+	}
+	bp.poke()
+}
+
 func (bp *basePool) poke() {
 	select {
 	case bp.wake <- struct{}{}:
@@ -75,7 +83,10 @@ func (bp *basePool) fill() {
 	}
 }
 
-// take returns an idle base, or builds one when there is none.
+// take returns an idle base, or builds one when there is none. The pool
+// is refilled at once only when it is left empty; otherwise the taker calls
+// refill when its run is over, so that building the replacement (jsguard's
+// 10,000 allocations) does not compete with the run for the CPU and the GC.
 func (bp *basePool) take() (*programBase, error) {
 	bp.mu.Lock()
 	var b *programBase
@@ -84,9 +95,10 @@ func (bp *basePool) take() (*programBase, error) {
 		bp.idle[0] = nil
 		bp.idle = bp.idle[1:]
 	}
+	empty := len(bp.idle) == 0
 	bp.mu.Unlock()
-	if bp.size > 0 {
-		bp.poke()
+	if empty {
+		bp.refill()
 	}
 	if b != nil {
 		if !b.loop.Broken() {
