@@ -9,14 +9,36 @@
 // Runtimes are passed in; ptc never imports a language package
 // (scripting/js and scripting/lua implement Runtime, cmd/dsh wires them).
 //
-// What is here (issue 14, in progress): the seam's types, the failure kinds
-// and their messages, budget and binding validation, the output ledger, the
-// run_code definition with its renderer and pretty printer, the TypeScript
-// SDK renderer, the ordered sub-call scheduler (§2.6, on engine.Staged), and
-// the Executor: Describe with the tools:code-only and tools:sdk sections,
-// Direct, run_code's body (§2.1) with its bindings, argument snapshots and
-// result forwarding (§2.9). Model-direct calls of other tools under it are
-// the engine's route-bearing UNKNOWN_TOOL. Package ptctest holds the seam's
+// What is here: the seam's types, the failure kinds and their messages,
+// budget and binding validation, the output ledger, the run_code definition
+// with its renderer and pretty printer, the TypeScript SDK renderer, the
+// ordered sub-call scheduler (§2.6, on engine.Staged), and the Executor:
+// Describe with the tools:code-only and tools:sdk sections, Direct,
+// run_code's body (§2.1) with its bindings, argument snapshots and result
+// forwarding (§2.9). Model-direct calls of other tools under it are the
+// engine's route-bearing UNKNOWN_TOOL. Package ptctest holds the seam's
 // contract for any runtime; scripting/js.ProgramRuntime is the goja one. The
 // Lua runtime and SDK and process isolation follow (issues 15 and 16).
+//
+// # Choices where the spec is silent or departs from itself
+//
+//   - A run may make at most Options.MaxSubCalls tool calls (default
+//     100,000); the next one rejects with "run_code sub-call limit reached:
+//     a run may make at most <n> tool calls", undispatched and unlogged.
+//     Sub-calls do not count against the engine's nested-call budget of
+//     1,000 calls under one model call, which would cap every program at
+//     1,000 calls: each sub-call is the root of its own budget
+//     (engine.Input.OwnBudget), for the calls nested under it, and its
+//     depth still counts.
+//   - A sub-call's body that ignores its cancellation holds the run's
+//     result until it returns, past the wall-clock ceiling too: the drain
+//     awaits every call in flight (§2.6), as the engine awaits any body.
+//     Script tools are interrupted by their hosts; a Go tool must watch
+//     its ctx.
+//   - §6 #51 and #112 give two messages for lossy arguments; the bridge
+//     uses #51's prefix with the detail: "tool arguments must be lossless
+//     JSON: <detail>" (and "... (call the tool with an arguments object,
+//     e.g. `{}`)" for none).
+//   - Dispatches run on goroutines kept for the run (at most
+//     MaxParallelSubCalls), not one per call.
 package ptc
