@@ -124,6 +124,12 @@ func BenchmarkRunCodeSubCalls(b *testing.B) {
 		env.NoDiagnostics(b)
 		benchSubCalls(b, ptcBench(b, env.Service))
 	})
+	// The JS greet called directly (a model-direct call), to compare in the
+	// same run: the target is a sub-call at most 1.5 times this.
+	b.Run("js_tool_direct", func(b *testing.B) {
+		env := hosttest.Load(b, hosttest.JS, hosttest.Config{}, map[string]string{"greet.js": greetSync})
+		env.Bench(b, engine.Input{CallID: "c1", Name: "greet", Arguments: dsl.NewObject(dsl.Member{Key: "name", Value: "n1"})})
+	})
 }
 
 // benchSubCalls runs the loop of subCalls awaited calls per op and reports
