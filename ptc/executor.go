@@ -83,8 +83,11 @@ func describe(lang Language, direct bool, transport *engine.Definition, defs []*
 	return d, nil
 }
 
-// errNoSDK is renderSDK's error for a language without an SDK renderer.
-var errNoSDK = errors.New("ptc: no SDK renderer for this language")
+// noSDKRenderer is the error for a runtime language without an SDK
+// renderer (§6 7).
+func noSDKRenderer(lang Language) error {
+	return fmt.Errorf("ptc: no SDK renderer registered for runtime language %q", lang)
+}
 
 // renderSDK renders the tools:sdk section for lang over defs.
 func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
@@ -96,7 +99,7 @@ func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
 	case TypeScript:
 		return TypeScriptSDK(tools), nil
 	default:
-		return "", errNoSDK
+		return "", noSDKRenderer(lang)
 	}
 }
 
@@ -112,6 +115,7 @@ type Executor struct {
 	direct    bool
 	parallel  int
 	subCalls  int
+	params    *dsl.Schema // run_code's parameters, compiled
 	native    *engine.NativeExecutor
 	transport *engine.Definition
 }
@@ -126,7 +130,7 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	}
 	lang := rt.Language()
 	if lang != TypeScript && lang != Lua {
-		return nil, fmt.Errorf("ptc: no run_code flavor for the language %q", lang)
+		return nil, noSDKRenderer(lang)
 	}
 	parallel := opts.MaxParallelSubCalls
 	if parallel == 0 {
@@ -150,7 +154,11 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	if err != nil {
 		return nil, err
 	}
-	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls, native: native}
+	params, err := dsl.Compile(Parameters(lang))
+	if err != nil {
+		return nil, fmt.Errorf("ptc: run_code's parameters: %w", err)
+	}
+	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls, params: params, native: native}
 	e.transport = &engine.Definition{
 		Name:        ToolName,
 		Description: Description(lang),
@@ -190,6 +198,11 @@ const settledReason = "run_code settled"
 
 // execute is run_code's body (§2.1).
 func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any, error) {
+	// The normal defineTool path first (§1.2): a missing or non-string
+	// argument is INVALID_ARGS.
+	if vs := e.params.ValidateArgs(args); vs != nil {
+		return nil, &engine.ArgsError{Violations: vs}
+	}
 	if err := CheckDescription(args); err != nil {
 		return nil, err
 	}

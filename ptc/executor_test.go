@@ -216,7 +216,7 @@ func TestNewExecutorRefusesWhatCannotRunRunCode(t *testing.T) {
 		want string
 	}{
 		{"no runtime", nil, Options{}, "ptc: run_code requires a code runtime"},
-		{"a language without a run_code flavor", &otherLang{&goRuntime{}}, Options{}, `ptc: no run_code flavor for the language "python"`},
+		{"a language without a run_code flavor", &otherLang{&goRuntime{}}, Options{}, `ptc: no SDK renderer registered for runtime language "python"`},
 		{"a negative sub-call cap", &goRuntime{}, Options{MaxParallelSubCalls: -1}, "maxParallelSubCalls must be a positive integer"},
 		{"a negative cap on a run's calls", &goRuntime{}, Options{MaxSubCalls: -1}, "ptc: MaxSubCalls must be positive, got -1"},
 	}

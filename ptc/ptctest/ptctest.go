@@ -264,11 +264,25 @@ func tools(bs ...ptc.Binding) []ptc.Namespace {
 // run runs a program that Run must accept.
 func run(t *testing.T, rt ptc.Runtime, ctx context.Context, ns []ptc.Namespace, program string) ptc.Result {
 	t.Helper()
-	res, err := rt.Run(ctx, ptc.Request{Program: program, Bindings: ns})
-	if err != nil {
-		t.Fatalf("Run: %v", err)
+	type outcome struct {
+		res ptc.Result
+		err error
 	}
-	return res
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := rt.Run(ctx, ptc.Request{Program: program, Bindings: ns})
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		if o.err != nil {
+			t.Fatalf("Run: %v", o.err)
+		}
+		return o.res
+	case <-time.After(guard):
+		t.Fatalf("Run did not return within %v", guard)
+		return ptc.Result{}
+	}
 }
 
 // expect compares a result with want, written as render writes one.
@@ -369,6 +383,30 @@ func (n *never) binding() ptc.Binding {
 		close(n.ended)
 		return "late", nil
 	}}
+}
+
+// twoStep is the binding with Start as well, as ptc's executor gives it:
+// Start submits the call and the wait returns only once the wait's own
+// context ends (the executor's call ends only when the run is over, so a
+// runtime must end the wait when its run stops).
+func (n *never) twoStep() ptc.Binding {
+	b := n.binding()
+	var once atomic.Bool
+	b.Start = func(context.Context, any) (func(context.Context) (any, error), error) {
+		if !once.CompareAndSwap(false, true) {
+			return nil, errors.New("never: started twice")
+		}
+		close(n.called)
+		if n.onCall != nil {
+			n.onCall()
+		}
+		return func(ctx context.Context) (any, error) {
+			<-ctx.Done()
+			close(n.ended)
+			return nil, context.Cause(ctx)
+		}, nil
+	}
+	return b
 }
 
 // waitEnded fails t unless the binding was called and saw its context end.
@@ -755,6 +793,13 @@ func (h *harness) budgets(t *testing.T) {
 		rt := h.runtime(t, func(b *ptc.Budgets) { b.MaxWallMs = 150 })
 		n := newNever(nil)
 		expect(t, run(t, rt, bg, tools(n.binding()), h.p.NeverSettles),
+			`{"logs":[],"error":{"kind":"timeout","message":"wall-clock ceiling reached (150ms)"}}`)
+		n.waitEnded(t)
+	})
+	h.run(t, "a call made in two steps that never settles meets the wall ceiling and its wait ends", func(t *testing.T) {
+		rt := h.runtime(t, func(b *ptc.Budgets) { b.MaxWallMs = 150 })
+		n := newNever(nil)
+		expect(t, run(t, rt, bg, tools(n.twoStep()), h.p.NeverSettles),
 			`{"logs":[],"error":{"kind":"timeout","message":"wall-clock ceiling reached (150ms)"}}`)
 		n.waitEnded(t)
 	})

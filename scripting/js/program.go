@@ -187,6 +187,8 @@ func (p *ProgramRuntime) Run(ctx context.Context, req ptc.Request) (ptc.Result, 
 		ctx = context.Background()
 	}
 	r := &programRun{rt: p, ctx: ctx, req: req, ledger: ptc.NewLedger(int64(p.budgets.MaxOutputBytes))}
+	r.calls, r.endCalls = context.WithCancelCause(ctx)
+	defer r.endCalls(errRunStopped)
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -263,7 +265,14 @@ func (p *ProgramRuntime) compile(req ptc.Request) (*goja.Program, *ptc.Failure) 
 	}
 	prog, err = goja.CompileAST(file, false)
 	if err != nil {
-		return nil, ptc.ExceptionFailure("SyntaxError: " + err.Error())
+		// An early error esbuild let through (a strict-mode delete, say):
+		// goja names its class and the position in the transformed code,
+		// which the source map takes back to the program's line.
+		msg := err.Error()
+		if !strings.HasPrefix(msg, "SyntaxError: ") && !strings.HasPrefix(msg, "ReferenceError: ") {
+			msg = "SyntaxError: " + msg
+		}
+		return nil, ptc.ExceptionFailure(firstLineColumns(tsbuild.MapStack(msg, out), len(head)))
 	}
 	p.cmu.Lock()
 	if len(p.cache) >= maxCachedPrograms {
@@ -373,11 +382,15 @@ var programPrelude = sync.OnceValues(func() (*goja.Program, error) {
 
 // programRun is one run: its request, its ledger, its loop and how it ended.
 type programRun struct {
-	rt     *ProgramRuntime
-	ctx    context.Context
-	req    ptc.Request
-	prog   *goja.Program
-	ledger *ptc.Ledger
+	rt  *ProgramRuntime
+	ctx context.Context
+	// calls is the binding calls' context: ctx, also ended when the run
+	// stops (a budget, Close), so that a wait for a call ends with it.
+	calls    context.Context
+	endCalls context.CancelCauseFunc
+	req      ptc.Request
+	prog     *goja.Program
+	ledger   *ptc.Ledger
 
 	mu       sync.Mutex
 	loop     *eventloop.Loop
@@ -413,6 +426,7 @@ func (r *programRun) stop(f *ptc.Failure) {
 		return
 	}
 	r.fail = f
+	r.endCalls(errRunStopped)
 	if r.loop != nil {
 		r.loop.Break(errRunStopped)
 	}
@@ -852,7 +866,7 @@ func (r *programRun) call(vm *goja.Runtime, i int, b ptc.Binding, arg goja.Value
 	if err != nil {
 		return reject(msgArgsLossyPrefix + err.Error())
 	}
-	ctx := r.ctx
+	ctx := r.calls
 	settle := func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 		if err != nil {
 			panic(r.bindingError(vm, i, b.Name, err.Error()))
