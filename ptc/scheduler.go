@@ -87,6 +87,7 @@ type scheduler struct {
 	inflight  int         // dispatches running
 	exclusive bool        // an exclusive call started and has not committed
 	logWork   int         // settle-event tasks pending
+	laneUp    bool        // the lane was started (by the first call)
 	err       error       // the first internal failure
 }
 
@@ -127,7 +128,6 @@ func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOption
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	s.logCtx = context.WithoutCancel(s.ctx)
 	s.unwatch = context.AfterFunc(s.ctx, s.signal)
-	go s.drive()
 	return s, nil
 }
 
@@ -172,6 +172,10 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 		reply:  make(chan subReply, 1),
 	}
 	s.pending = append(s.pending, e)
+	if !s.laneUp { // the lane starts with the first call
+		s.laneUp = true
+		go s.drive()
+	}
 	s.mu.Unlock()
 	s.signal()
 	return func(ctx context.Context) (any, error) {
@@ -192,8 +196,15 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 // log's failure), if any. Close may be called more than once.
 func (s *scheduler) Close(reason string) error {
 	s.cancel(errors.New(reason))
-	s.signal()
-	<-s.done
+	// Enqueue starts the lane under mu once it saw the context alive; after
+	// the cancel above no Enqueue gets that far.
+	s.mu.Lock()
+	up := s.laneUp
+	s.mu.Unlock()
+	if up {
+		s.signal()
+		<-s.done
+	}
 	s.unwatch()
 	s.mu.Lock()
 	defer s.mu.Unlock()
