@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# runcode.sh: issue 14's run_code figures (BENCHMARKS.md, "run_code in TypeScript"), each
+# benchmark run ROUNDS times, rounds interleaved so that the machine's noise falls on all.
+#
+# Usage: tests/bench/runcode.sh [ROUNDS]   (default 3; run it on a quiet machine)
+# It builds the two test binaries once and prints each benchmark's lines per round.
+set -euo pipefail
+rounds=${1:-3}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+dir=$(mktemp -d /tmp/runcode.XXXXXX)
+(cd "$repo" && go test -c -o "$dir/js.test" ./scripting/js/ && go test -c -o "$dir/ptc.test" ./ptc/)
+js() { (cd "$repo/scripting/js" && "$dir/js.test" -test.run '^$' -test.benchmem "$@" | grep '^Benchmark'); }
+for ((k = 1; k <= rounds; k++)); do
+	echo "# round $k"
+	js -test.bench 'RunCodeTrivial$|RunCodeTrivialSpaced|ProgramTrivialWarm/pool' -test.benchtime 200x
+	js -test.bench 'RunCodeSubCalls' -test.benchtime 30x
+	(cd "$repo/ptc" && "$dir/ptc.test" -test.run '^$' -test.bench 'SubCall' -test.benchtime 20000x -test.benchmem | grep '^Benchmark')
+	js -test.bench 'RunCodeScale$' -test.benchtime 5x
+	js -test.bench 'RunCodeScaleMemory' -test.benchtime 20x
+	js -test.bench 'ComputeOvershoot' -test.benchtime 100x
+	js -test.bench 'RunCodeParallel' -test.benchtime 15x
+done
+rm -rf "$dir"
