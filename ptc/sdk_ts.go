@@ -55,6 +55,12 @@ const tsDeclarationTail = "type ToolName = keyof ToolOutputMap\n" +
 // passes, are ordered by their rendered declarations so that the text still
 // does not depend on the input order. The caller leaves run_code out.
 func TypeScriptSDK(tools []SDKTool) string {
+	return tsInstructions + "\n\n```ts\n" + TypeScriptDeclarations(tools) + "\n```"
+}
+
+// TypeScriptDeclarations is the body of TypeScriptSDK's fenced block, the
+// declarations alone (what `dsh types` writes as tools.d.ts for an editor).
+func TypeScriptDeclarations(tools []SDKTool) string {
 	type entry struct {
 		name       []uint16
 		tool       *SDKTool
@@ -85,8 +91,6 @@ func TypeScriptSDK(tools []SDKTool) string {
 	})
 
 	var b strings.Builder
-	b.WriteString(tsInstructions)
-	b.WriteString("\n\n```ts\n")
 	b.WriteString(tsJSONValue)
 	b.WriteString("\n\ninterface ToolArgsMap {")
 	for _, e := range entries {
@@ -106,7 +110,6 @@ func TypeScriptSDK(tools []SDKTool) string {
 	}
 	b.WriteString("}\n\n")
 	b.WriteString(tsDeclarationTail)
-	b.WriteString("\n```")
 	return b.String()
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
 )
 
@@ -242,7 +244,10 @@ func newTypesCmd(o *options) *cobra.Command {
 to complete and type-check plugins: dsh.d.ts for JavaScript and TypeScript
 (the "dsh" module and the capability modules dsh/fs, dsh/process, dsh/http
 and dsh/path), and the declarations of every other script language dsh
-mounts. It prints the path of each file written.
+mounts. It then loads the plugins and writes tools.d.ts, the declarations
+of the tools a run_code program of the agent can call (what the tools:sdk
+section shows the model), so that an editor completes programs. It prints
+the path of each file written.
 
 Exit status: 0, 1 when a file cannot be written, 2 for a usage error.`,
 		Example: `  dsh types --out scripts/types
@@ -265,11 +270,42 @@ Exit status: 0, 1 when a file cannot be written, 2 for a usage error.`,
 				}
 				fmt.Fprintln(o.stdout, path)
 			}
-			return nil
+			return writeProgramTypes(cmd.Context(), o, out)
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the `DIR` to write the declarations into")
 	return cmd
+}
+
+// writeProgramTypes loads the plugins and writes the declarations of the
+// tools a run_code program of the agent can call: tools.d.ts (the
+// TypeScript SDK's declarations).
+func writeProgramTypes(ctx context.Context, o *options, out string) error {
+	s, err := newSession(o)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if _, err := s.loadAll(ctx); err != nil {
+		return err
+	}
+	s.printDiagnostics(o.stderr)
+	scope := s.scope(s.agent)
+	set, err := scope.Resolve(ctx, nil)
+	if err != nil {
+		return userErrorf("resolving the tool set: %v", err)
+	}
+	tools := ptc.SDKToolsOf(scope.Definitions(set))
+	for _, f := range []struct{ name, text string }{
+		{"tools.d.ts", "// The tools a run_code program can call, written by dsh types.\n\n" + ptc.TypeScriptDeclarations(tools) + "\n"},
+	} {
+		path := filepath.Join(out, f.name)
+		if err := os.WriteFile(path, []byte(f.text), 0o644); err != nil {
+			return userErrorf("%s: %v", path, pathErr(err))
+		}
+		fmt.Fprintln(o.stdout, path)
+	}
+	return nil
 }
 
 func newReplayCmd(o *options) *cobra.Command {
