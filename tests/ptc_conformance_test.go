@@ -104,11 +104,18 @@ package tests
 //	             TestNewExecutorRefusesWhatCannotRunRunCode)
 //	15           run_code is reserved: engine/registry_test.go ("case 9")
 //	21–34        the TypeScript SDK: ptc/sdk_ts_test.go
-//	66           a runtime that rejects after starting a sub-call: not covered
-//	68           message derivation ignoring the events: not covered
+//	66           a runtime that rejects after starting a sub-call:
+//	             ptc/executor_spec_test.go (TestARuntimeThatFailsAfterStartingASubCall)
+//	68           settle events never become model messages (the engine has
+//	             no message derivation; the batch result is what the next
+//	             request is built from): ptc/executor_spec_test.go
+//	             (TestSettleEventsNeverBecomeModelMessages)
 //	81           pending settle events hold back later starts:
 //	             ptc/scheduler_test.go (TestPendingSettleEventsHoldBackLaterStarts)
-//	82           spill backends: not covered (no spill policy yet)
+//	82           a blocked save does not delay the program (no spill policy
+//	             yet: a tools/ptc-dispatch-log listener stands in for it):
+//	             ptc/executor_spec_test.go
+//	             (TestABlockedDispatchLogSaveDoesNotDelayTheProgram)
 //	83, 86, 87, 99, 101, 111, 120
 //	             the runtime seam alone: ptc/ptctest, run by
 //	             scripting/js/program_conformance_test.go (111: a JavaScript
