@@ -257,16 +257,23 @@ func BenchmarkRunCodeParallel(b *testing.B) {
 		})
 	})
 	for _, pp := range parallelPrograms {
-		b.Run(pp.name, func(b *testing.B) {
-			run := ptcBench(b, scaleService(b))
-			mustValue(b, run(0, pp.program), `"result":`)
-			benchParallel(b, func(i int) error {
-				if r := run(i, pp.program); r.IsError {
-					return errors.New(r.Error.Message)
-				}
-				return nil
+		for _, pool := range []struct {
+			name string
+			warm int
+		}{{"", 0}, {"/no-pool", -1}} {
+			// Without the warm pool each caller builds its runtimes on its
+			// own goroutine: no CPU of the phase goes to a builder.
+			b.Run(pp.name+pool.name, func(b *testing.B) {
+				run := ptcBenchWith(b, scaleService(b), js.ProgramOptions{WarmRuntimes: pool.warm})
+				mustValue(b, run(0, pp.program), `"result":`)
+				benchParallel(b, func(i int) error {
+					if r := run(i, pp.program); r.IsError {
+						return errors.New(r.Error.Message)
+					}
+					return nil
+				})
 			})
-		})
+		}
 	}
 }
 
