@@ -98,6 +98,8 @@ func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
 	switch lang {
 	case TypeScript:
 		return TypeScriptSDK(tools), nil
+	case Lua:
+		return LuaSDK(tools), nil
 	default:
 		return "", noSDKRenderer(lang)
 	}

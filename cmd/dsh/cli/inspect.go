@@ -244,9 +244,10 @@ func newTypesCmd(o *options) *cobra.Command {
 to complete and type-check plugins: dsh.d.ts for JavaScript and TypeScript
 (the "dsh" module and the capability modules dsh/fs, dsh/process, dsh/http
 and dsh/path), and the declarations of every other script language dsh
-mounts. It then loads the plugins and writes tools.d.ts, the declarations
-of the tools a run_code program of the agent can call (what the tools:sdk
-section shows the model), so that an editor completes programs. It prints
+mounts. It then loads the plugins and writes tools.d.ts and tools.lua, the
+declarations of the tools a run_code program of the agent can call in
+TypeScript and in Lua (what the tools:sdk section shows the model), so
+that an editor completes programs. It prints
 the path of each file written.
 
 Exit status: 0, 1 when a file cannot be written, 2 for a usage error.`,
@@ -279,7 +280,8 @@ Exit status: 0, 1 when a file cannot be written, 2 for a usage error.`,
 
 // writeProgramTypes loads the plugins and writes the declarations of the
 // tools a run_code program of the agent can call: tools.d.ts (the
-// TypeScript SDK's declarations).
+// TypeScript SDK's declarations) and tools.lua (the Lua SDK's LuaLS meta
+// file).
 func writeProgramTypes(ctx context.Context, o *options, out string) error {
 	s, err := newSession(o)
 	if err != nil {
@@ -298,6 +300,7 @@ func writeProgramTypes(ctx context.Context, o *options, out string) error {
 	tools := ptc.SDKToolsOf(scope.Definitions(set))
 	for _, f := range []struct{ name, text string }{
 		{"tools.d.ts", "// The tools a run_code program can call, written by dsh types.\n\n" + ptc.TypeScriptDeclarations(tools) + "\n"},
+		{"tools.lua", ptc.LuaDeclarations(tools) + "\n"},
 	} {
 		path := filepath.Join(out, f.name)
 		if err := os.WriteFile(path, []byte(f.text), 0o644); err != nil {
