@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
 )
 
 // The --executor values.
@@ -59,9 +60,7 @@ func (p *ptcFlags) check() error {
 		return fmt.Errorf("--executor %s: the executor must be native, ptc or ptc-direct", p.executor)
 	}
 	switch p.lang {
-	case "", "ts":
-	case "lua":
-		return fmt.Errorf("--ptc-lang lua: Lua run_code programs are not available yet; use ts")
+	case "", "ts", "lua":
 	default:
 		return fmt.Errorf("--ptc-lang %s: the language must be ts or lua", p.lang)
 	}
@@ -82,7 +81,13 @@ func (s *session) setExecutor() error {
 		s.svc.Global().SetExecutor(exec)
 		return nil
 	}
-	rt, err := js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
+	var rt ptc.Runtime
+	var err error
+	if p.lang == "lua" {
+		rt, err = lua.NewProgramRuntime(lua.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
+	} else {
+		rt, err = js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
+	}
 	if err != nil {
 		return err
 	}
