@@ -241,6 +241,10 @@ func (b *box) strGmatch(L *lua.LState) int {
 	return 1
 }
 
+// gsubCheckEvery is how many replacements string.gsub makes between two
+// looks at the state's context.
+const gsubCheckEvery = 16
+
 // strGsub is string.gsub(s, pattern, repl [, n]), building the result once,
 // capped at MaxStringBytes.
 func (b *box) strGsub(L *lua.LState) int {
@@ -273,6 +277,9 @@ func (b *box) strGsub(L *lua.LState) int {
 		if e != -1 {
 			n++
 			b.addValue(L, ms, &out, grow, repl, s, e)
+			if n%gsubCheckEvery == 0 {
+				reraise(L) // replacements are work the matcher does not count
+			}
 		}
 		switch {
 		case e != -1 && e > s:
@@ -303,10 +310,14 @@ func (b *box) addValue(L *lua.LState, ms *matchState, out *strings.Builder, grow
 	case lua.LString, lua.LNumber:
 		r1 := lua.LVAsString(r)
 		for i := 0; i < len(r1); i++ {
-			c := r1[i]
-			if c != '%' {
-				grow(1)
-				out.WriteByte(c)
+			if r1[i] != '%' { // the run up to the next %, at once
+				j := strings.IndexByte(r1[i:], '%')
+				if j < 0 {
+					j = len(r1) - i
+				}
+				grow(j)
+				out.WriteString(r1[i : i+j])
+				i += j - 1
 				continue
 			}
 			i++
