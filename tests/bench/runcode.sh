@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# runcode.sh: issue 14's run_code figures (BENCHMARKS.md, "run_code in TypeScript"), each
+# runcode.sh: the run_code figures of issues 14 and 15 (BENCHMARKS.md, "run_code in TypeScript"
+# and "run_code in Lua"), each
 # benchmark run ROUNDS times, rounds interleaved so that the machine's noise falls on all.
 #
 # Usage: tests/bench/runcode.sh [ROUNDS]   (default 3; run it on a quiet machine)
@@ -8,7 +9,8 @@ set -euo pipefail
 rounds=${1:-3}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/runcode.XXXXXX)
-(cd "$repo" && go test -c -o "$dir/js.test" ./scripting/js/ && go test -c -o "$dir/ptc.test" ./ptc/)
+(cd "$repo" && go test -c -o "$dir/js.test" ./scripting/js/ && go test -c -o "$dir/ptc.test" ./ptc/ &&
+	go test -c -o "$dir/lua.test" ./scripting/lua/)
 js() { (cd "$repo/scripting/js" && "$dir/js.test" -test.run '^$' -test.benchmem "$@" | grep '^Benchmark'); }
 for ((k = 1; k <= rounds; k++)); do
 	echo "# round $k"
@@ -19,5 +21,6 @@ for ((k = 1; k <= rounds; k++)); do
 	js -test.bench 'RunCodeScaleMemory' -test.benchtime 20x
 	js -test.bench 'ComputeOvershoot' -test.benchtime 100x
 	js -test.bench 'RunCodeParallel' -test.benchtime 15x
+	(cd "$repo/scripting/lua" && "$dir/lua.test" -test.run '^$' -test.benchmem -test.bench 'LuaRunCode|ProgramFreshState|ProgramTrivialRun|ProgramSubCalls' -test.benchtime 100x | grep '^Benchmark')
 done
 rm -rf "$dir"
