@@ -5,8 +5,9 @@ package tests
 // every program language. Each case loads its plugins (tools and policies,
 // in JavaScript, with the real host, through the loader) into a fresh
 // engine, gives the agents the PTC executor (ptc.NewExecutor) over the
-// language's program runtime (js.NewProgramRuntime for TypeScript), and
-// makes model-direct calls with engine.Service.Call.
+// language's program runtime (js.NewProgramRuntime for TypeScript,
+// lua.NewProgramRuntime for Lua), and makes model-direct calls with
+// engine.Service.Call.
 //
 // A case file is a txtar archive. Its comment says what the case shows and
 // which §6 items it covers. Its files are:
@@ -14,8 +15,10 @@ package tests
 //	*.js, *.mjs, lib/...   the plugins: the engine's tools and policies. They
 //	                       are shared by every program language, so they are
 //	                       JavaScript only.
-//	program.ts             the program "run" runs, in each language
-//	program.lua            (NAME.ts and NAME.lua for "run -program NAME")
+//	program.ts             the program "run" runs, in each language: the
+//	program.lua            same program, so that one set of expectations
+//	                       holds for both (NAME.ts and NAME.lua for "run
+//	                       -program NAME")
 //	calls                  the script below
 //
 // The calls script has lines:
@@ -37,8 +40,10 @@ package tests
 //	skip REASON            skip the case: the implementation deviates from
 //	                       the spec (REASON says how; the case keeps the
 //	                       spec's expectations)
-//	skip.ts REASON         the same for one language only
-//	skip.lua REASON
+//	skip.ts REASON         skip the case in one language: it has no
+//	skip.lua REASON        equivalent there (REASON says why), or that
+//	                       language's runtime deviates from the spec (REASON
+//	                       starts with "deviation:")
 //
 // steps, each numbered from 1 in the case:
 //
@@ -62,7 +67,9 @@ package tests
 //	                       agent would run) with ARGS
 //
 // expectations, after their step; a verb with the suffix .ts or .lua holds
-// for that language only (say why in a comment):
+// for that language only, where the languages legitimately differ (say why
+// in a comment: console's inspect rendering against print's tabs, typeof
+// against type(), each interpreter's own exception texts):
 //
 //	want RESULT            run, call: the exact result, dsl.Marshal(r.JSON()),
 //	                       <uuid> standing for any fresh message id;
@@ -118,12 +125,15 @@ package tests
 //	             (TestABlockedDispatchLogSaveDoesNotDelayTheProgram)
 //	83, 86, 87, 99, 101, 111, 120
 //	             the runtime seam alone: ptc/ptctest, run by
-//	             scripting/js/program_conformance_test.go (111: a JavaScript
-//	             tool's value cannot be a function, so only the seam can
-//	             resolve a binding with one)
+//	             scripting/js/program_conformance_test.go and
+//	             scripting/lua/program_conformance_test.go (111: a
+//	             JavaScript tool's value cannot be a function, so only the
+//	             seam can resolve a binding with one)
 //	116–118      binding and budget validation: ptc/names_test.go,
 //	             ptc/limits_test.go
-//	102          process isolation: not available yet (issue 16)
+//	102          process isolation: not available yet (issue 16); the
+//	             in-process memory guard (huge Lua tables): the table has no
+//	             memory setup, so scripting/lua/program_test.go covers it
 
 import (
 	"bufio"
@@ -151,20 +161,20 @@ import (
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
-// ptcLanguages are the program languages every case runs in. A language
-// without a runtime yet skips every case.
+// ptcLanguages are the program languages every case runs in.
 var ptcLanguages = []ptcLanguage{
 	{"ts", func(b ptc.Budgets) (ptc.Runtime, error) {
 		return js.NewProgramRuntime(js.ProgramOptions{Budgets: b})
-	}, ""},
-	{"lua", nil, "no Lua program runtime yet (issue 15)"},
+	}},
+	{"lua", func(b ptc.Budgets) (ptc.Runtime, error) {
+		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: b})
+	}},
 }
 
 // ptcLanguage is a program language and how to make its runtime.
 type ptcLanguage struct {
 	name    string // the programs' extension, without the dot
 	runtime func(b ptc.Budgets) (ptc.Runtime, error)
-	missing string // why there is no runtime (when runtime is nil)
 }
 
 // ptcCauseText is the cause a step's cancellation gives its context.
@@ -236,9 +246,6 @@ func TestPTCConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, lang := range ptcLanguages {
 				t.Run(lang.name, func(t *testing.T) {
-					if lang.runtime == nil {
-						t.Skipf("%s: %s", c.file, lang.missing)
-					}
 					c.run(t, lang.name, lang.runtime)
 				})
 			}

@@ -58,6 +58,7 @@ func (p *ProgramRuntime) newState() (*programState, error) {
 	}
 	st := &programState{L: L}
 	st.conv = luavalue.New(L, luavalue.Limits{MaxBytes: max(dsl.DefaultMaxBytes, int(p.budgets.MaxOutputBytes)+1024)})
+	st.conv.SetNullName("null") // the programs' name for it
 	if ud, ok := st.conv.Null().(*glua.LUserData); ok {
 		if mt, ok := ud.Metatable.(*glua.LTable); ok {
 			mt.RawSetString("__tostring", L.NewFunction(nullString))

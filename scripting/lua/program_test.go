@@ -202,7 +202,7 @@ return {ok, e.name, e.toolName, e.message, tostring(e) == e.message, ToolCallErr
 			`{"logs":[],"value":"tool arguments must be lossless JSON: args.f: a function is not lossless JSON"}`},
 		{"a coroutine, NaN and a hole are refused", `local r = {}
 for _, a in ipairs({{coroutine.create(print)}, {0/0}, {1, nil, 3}}) do local _, e = pcall(tools.count, a) r[#r + 1] = e.message end
-return r`, `{"logs":[],"value":["tool arguments must be lossless JSON: args[0]: a thread (coroutine) is not lossless JSON","tool arguments must be lossless JSON: args[0]: NaN is not lossless JSON","tool arguments must be lossless JSON: args[1]: nil at Lua index 2 of an array is not lossless JSON (use dsh.null for null)"]}`},
+return r`, `{"logs":[],"value":["tool arguments must be lossless JSON: args[0]: a thread (coroutine) is not lossless JSON","tool arguments must be lossless JSON: args[0]: NaN is not lossless JSON","tool arguments must be lossless JSON: args[1]: nil at Lua index 2 of an array is not lossless JSON (use null for null)"]}`},
 		{"a resolution that is not lossless JSON is refused", `local _, e = pcall(tools.bad, {}) return e.message`, `{"logs":[],"value":"binding resolution must be lossless JSON"}`},
 	}
 	for _, tt := range tests {

@@ -70,11 +70,15 @@ type inlineWork struct {
 // posts the outcome back to the loop.
 func (l *Loop) spawn(w *inlineWork) {
 	wctx, release := l.workContext(w.ctx)
+	l.pending.Add(1)
 	go func() {
 		defer l.workers.Done()
 		v, err := runWork(wctx, w.work)
 		release()
-		l.post(item{fn: func() { l.settleGo(w.resolve, w.reject, w.settle, v, err) }, owner: w.owner})
+		l.post(item{fn: func() {
+			l.pending.Add(-1)
+			l.settleGo(w.resolve, w.reject, w.settle, v, err)
+		}, owner: w.owner})
 	}()
 }
 

@@ -113,6 +113,11 @@ type Loop struct {
 	ctx         context.Context
 	cancel      context.CancelFunc
 	workers     sync.WaitGroup
+	// pending counts work run on goroutines of its own (Go, and inline work
+	// handed off) whose outcome has not been settled on the loop yet: while
+	// there is any, a caller never blocks in inline work, which would hold
+	// back an outcome that may come first.
+	pending     atomic.Int64
 	abandonOnce sync.Once
 	gone        chan struct{} // Abandon's: closed when the goroutine and every work function have exited
 
@@ -448,6 +453,14 @@ func (l *Loop) driveFor(r *run) {
 	l.owner = nil
 	for !l.stopped.Load() && !r.fin.Load() {
 		if len(l.inline) > 0 {
+			// Inline work blocks the caller until it returns: that is right
+			// only when nothing else can settle first. Several pieces of
+			// work (calls that overlap), or work of its own still out, go
+			// to goroutines of their own and settle as they come.
+			if len(l.inline) > 1 || l.pending.Load() > 0 {
+				l.handOff()
+				continue
+			}
 			if !l.runInline() {
 				return // drive was released, and another driver holds it now
 			}
@@ -465,6 +478,14 @@ func (l *Loop) driveFor(r *run) {
 // release ends a caller's drive: the work it left is handed to goroutines
 // of its own, as Go does, and drive is released.
 func (l *Loop) release() {
+	l.handOff()
+	l.driving = nil
+	l.callerDriving.Store(false)
+	l.drive.Unlock()
+}
+
+// handOff hands the inline work left to goroutines of its own, as Go does.
+func (l *Loop) handOff() {
 	for _, w := range l.inline {
 		if l.stopped.Load() {
 			l.workers.Done() // its promise can never settle now
@@ -477,9 +498,6 @@ func (l *Loop) release() {
 	}
 	clear(l.inline)
 	l.inline = l.inline[:0]
-	l.driving = nil
-	l.callerDriving.Store(false)
-	l.drive.Unlock()
 }
 
 // runInline runs the work left for the driving caller, in order, with the

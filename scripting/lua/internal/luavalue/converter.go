@@ -37,6 +37,7 @@ type Converter struct {
 	null     *lua.LUserData
 	arrayMT  *lua.LTable
 	objectMT *lua.LTable
+	nullName string // how messages name the sentinel (NullName)
 
 	spare *toGo // the buffers of the last ToGo, reused by the next
 }
@@ -58,6 +59,7 @@ func New(L *lua.LState, lim Limits) *Converter {
 		null:     &lua.LUserData{Value: nullValue{}, Metatable: nullMT},
 		arrayMT:  L.CreateTable(0, 1),
 		objectMT: L.CreateTable(0, 1),
+		nullName: NullName,
 	}
 	c.arrayMT.RawSetString("__metatable", lua.LString(ArrayName))
 	c.objectMT.RawSetString("__metatable", lua.LString(ObjectName))
@@ -71,6 +73,11 @@ type nullValue struct{}
 // that converts to JSON null. tostring(dsh.null) is "dsh.null", as is
 // getmetatable(dsh.null).
 func (c *Converter) Null() lua.LValue { return c.null }
+
+// SetNullName sets how conversion messages name the null sentinel, for a
+// state that offers it under another name (run_code programs' null): "nil
+// is not lossless JSON (use <name> for null)".
+func (c *Converter) SetNullName(name string) { c.nullName = name }
 
 // IsNull reports whether v is this converter's null sentinel.
 func (c *Converter) IsNull(v lua.LValue) bool { return v == lua.LValue(c.null) }

@@ -15,7 +15,6 @@ import (
 
 // Reasons for refusing a value, as dsl.SnapshotError.Reason.
 const (
-	reasonNil         = "nil is not lossless JSON (use dsh.null for null)"
 	reasonNaN         = "NaN is not lossless JSON"
 	reasonNegZero     = "-0 is not lossless JSON"
 	reasonInf         = "Infinity is not lossless JSON"
@@ -245,7 +244,7 @@ func (g *toGo) enter(v lua.LValue, slot *any, schema any) string {
 		}
 		*slot = nil
 	case *lua.LNilType, nil:
-		return reasonNil
+		return "nil is not lossless JSON (use " + g.c.nullName + " for null)"
 	case *lua.LFunction:
 		return reasonFunction
 	case *lua.LState:
@@ -378,7 +377,7 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 // it also puts into the path.
 func (g *toGo) holeReason(i int) string {
 	g.hole = i + 1
-	return fmt.Sprintf("nil at Lua index %d of an array is not lossless JSON (use dsh.null for null)", i+1)
+	return fmt.Sprintf("nil at Lua index %d of an array is not lossless JSON (use %s for null)", i+1, g.c.nullName)
 }
 
 func compareIndex(a, b entry) int { return cmp.Compare(a.idx, b.idx) }
