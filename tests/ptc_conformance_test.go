@@ -177,6 +177,9 @@ type ptcLanguage struct {
 	runtime func(b ptc.Budgets) (ptc.Runtime, error)
 }
 
+// ptcGrace is the plugin hosts' grace after a call's cancellation.
+const ptcGrace = 2 * time.Second
+
 // ptcCauseText is the cause a step's cancellation gives its context.
 const ptcCauseText = "user-cancel"
 
@@ -641,8 +644,12 @@ func (c *ptcCase) newEnv(t *testing.T, newRuntime func(ptc.Budgets) (ptc.Runtime
 		loader := &scripting.Loader{
 			Service: env.svc,
 			Hosts: []scripting.Host{
-				&js.Host{Modules: []scripting.Module{env.trace.module()}},
-				&lua.Host{Modules: []scripting.Module{env.trace.module()}},
+				// A body gets ptcGrace to end once its call is cancelled:
+				// long, so that a loaded machine (make test runs packages at
+				// once, under -race) still sees the abort handled by the
+				// script rather than the host's interrupt.
+				&js.Host{Grace: ptcGrace, Modules: []scripting.Module{env.trace.module()}},
+				&lua.Host{Grace: ptcGrace, Modules: []scripting.Module{env.trace.module()}},
 			},
 			Agents:      env.agents.Agent,
 			LoadTimeout: 5 * time.Second,

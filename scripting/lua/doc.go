@@ -69,4 +69,35 @@
 //   - A body's valid value is rendered (and its presentation_meta computed)
 //     in the same trip into the instance, each under its own listener
 //     deadline, as engine.Prerendered.
+//
+// # run_code programs
+//
+// [ProgramRuntime] runs run_code programs (ptc.md §0.3); its doc says how.
+// The one conformance table (tests/testdata/ptc) holds every case in both
+// languages; where a Lua program cannot behave as the TypeScript one, the
+// case says so, and these are the divergences:
+//   - print is the log channel: its arguments joined with a tab, tostring'd,
+//     where console renders values inspect-style.
+//   - A call blocks and returns its value; overlap is tools.gather(f1, ...),
+//     which returns one value per function (multiple results, not a list)
+//     and raises the first error that happens. A call made inside pcall,
+//     xpcall or a metamethod within a gathered function cannot suspend its
+//     coroutine (gopher-lua refuses to yield there) and is waited for in
+//     place, without overlap.
+//   - The interpreters' own texts differ: syntax errors
+//     ("program.lua line:2(column:7) near '=': syntax error"), runtime
+//     positions ("program.lua:3: kaboom"), the stack overflow ("lua callstack
+//     overflow", which pcall can catch where goja's cannot), and a thrown
+//     table without a message field ("program threw an unrenderable value",
+//     JavaScript's is "[object Object]").
+//   - Each language refuses its own lossy arguments: nil holes, functions,
+//     coroutines, mixed tables, tables with a metatable, NaN, -0 and the
+//     infinities here; Dates, BigInts, getters and decorated arrays there.
+//   - Binding slots are ordinary keys of the tools table: a program may
+//     assign one (§2.3 makes them read-only in JavaScript), which changes
+//     only its own code, since the bridge holds Go references.
+//   - JavaScript-only behaviours have no Lua case: null-prototype objects,
+//     strict-mode early errors, tampered JavaScript builtins; and the Lua
+//     sandbox's own (string caps, coroutine floods, binary chunks) none in
+//     TypeScript.
 package lua
