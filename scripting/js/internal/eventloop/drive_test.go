@@ -264,3 +264,29 @@ func TestRunWithinCancelsAJobPastItsOwnDeadline(t *testing.T) {
 		}
 	})
 }
+
+// TestOverlappingInlineWorkSettlesAsItComes: inline work blocks its caller
+// until it returns, so when a job leaves several (calls that overlap), they
+// run on goroutines of their own, and the first to end settles first: a job
+// awaiting a quick one is not held back by a slow one left before it.
+func TestOverlappingInlineWorkSettlesAsItComes(t *testing.T) {
+	slow := make(chan struct{})
+	defer close(slow)
+	l, _ := newInlineLoop(t, Options{}, func(x float64) (any, error) {
+		if x < 0 {
+			<-slow // the slow work: ends when the test does
+		}
+		return x * 2, nil
+	})
+	waitIdle(t, l)
+	done := make(chan any, 1)
+	go func() { done <- mustRun(t, l, "(async () => { next(-1).catch(() => {}); return await next(21) })()") }()
+	select {
+	case v := <-done:
+		if v != int64(42) {
+			t.Fatalf("got %#v", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the quick work's outcome waited for the slow work")
+	}
+}
