@@ -36,6 +36,11 @@ func (l *Loop) Go(vm *goja.Runtime, ctx context.Context, work func(ctx context.C
 // over, with the runtime released meanwhile (the work may call into this
 // loop again), and settles without a goroutine switch. Otherwise it is Go.
 //
+// It runs inline only when it is the one piece of work the entry left and
+// no work of the loop's own goroutines is out: work that blocks its caller
+// must not hold back an outcome that could come first (calls that overlap).
+// Otherwise it runs on a goroutine of its own, as Go.
+//
 // Two things differ from Go when it runs inline: work's context is ctx
 // itself (the caller is waiting, so the loop's end need not cancel it), and
 // the driving Run returns only after the work did, even if it settled
