@@ -68,7 +68,10 @@
 // finalizer and tools/result observers do. So a listener that calls the tool
 // it guards, or a fan-out of 8 calls per level, ends quickly as a failed
 // nested call that its caller sees as a result. [WithMaxNestingDepth] and
-// [WithNestedCallBudget] change the bounds.
+// [WithNestedCallBudget] change the bounds. A call made with
+// [Input.OwnBudget] (a PTC sub-call, which ptc bounds per run) does not
+// count against its root's budget and roots a fresh one for the calls
+// nested under it; its depth still counts.
 //
 // # Hot reload
 //
