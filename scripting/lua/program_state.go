@@ -17,15 +17,10 @@ import (
 // programState is a sandboxed state built ahead of need, with nothing of
 // any run in it. One run takes it and closes it.
 type programState struct {
-	L      *glua.LState
-	conv   *luavalue.Converter
-	concat *glua.LFunction // the state's capped .. function (see bindProto), once needed
-	wrap   *glua.LFunction // the prelude: wraps a binding's Go function
+	L    *glua.LState
+	conv *luavalue.Converter
+	wrap *glua.LFunction // the prelude: wraps a binding's Go function
 }
-
-// concatProbe is a chunk whose only function constant, once the sandbox
-// compiled it, is the state's concat function.
-const concatProbe = "local a = ... return a .. a"
 
 // preludeSrc makes a binding's Lua function from its Go function g: the
 // Go function is called in no tail position, so that it can suspend the
@@ -73,27 +68,6 @@ func (p *ProgramRuntime) newState() (*programState, error) {
 	return st, nil
 }
 
-// concatFunction returns the state's concat function, found by compiling
-// concatProbe the first time it is needed (the sandbox does not export it).
-func (st *programState) concatFunction() (*glua.LFunction, error) {
-	if st.concat != nil {
-		return st.concat, nil
-	}
-	probe, err := sandbox.Load(st.L, concatProbe, "<probe>", 0)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range probe.Proto.Constants {
-		if f, ok := k.(*glua.LFunction); ok {
-			st.concat = f
-		}
-	}
-	if st.concat == nil {
-		return nil, errors.New("program: the sandbox compiled no concat function")
-	}
-	return st.concat, nil
-}
-
 // functionConstant returns a function constant of a prototype tree (the
 // state's concat function), or nil when it has none.
 func functionConstant(p *glua.FunctionProto) *glua.LFunction {
@@ -135,11 +109,7 @@ func (p *ProgramRuntime) compile(st *programState, src string) (*glua.LFunction,
 		if !cached.concat {
 			return st.L.NewFunctionFromProto(cached.proto), nil
 		}
-		concat, err := st.concatFunction()
-		if err != nil {
-			return nil, ptc.CrashFailure(err.Error())
-		}
-		return st.L.NewFunctionFromProto(bindProto(cached.proto, concatPlaceholder, concat)), nil
+		return st.L.NewFunctionFromProto(bindProto(cached.proto, concatPlaceholder, sandbox.ConcatFunction(st.L))), nil
 	}
 	fn, err := sandbox.Load(st.L, src, programChunk, 0)
 	if err != nil {
@@ -147,7 +117,6 @@ func (p *ProgramRuntime) compile(st *programState, src string) (*glua.LFunction,
 	}
 	stored := compiled{proto: fn.Proto}
 	if concat := functionConstant(fn.Proto); concat != nil {
-		st.concat = concat
 		stored = compiled{proto: bindProto(fn.Proto, concat, concatPlaceholder), concat: true}
 	}
 	p.cmu.Lock()

@@ -99,6 +99,13 @@ func (b *box) concat(L *lua.LState) int {
 	return 1
 }
 
+// ConcatFunction is the function L's compiled chunks call for `..` (the
+// capped concatenation), for a host that reuses a prototype compiled in
+// another state: the function constants that stood for that state's must
+// be this one. For a state [New] did not make it is one with the default
+// limit.
+func ConcatFunction(L *lua.LState) *lua.LFunction { return concatFunction(L) }
+
 // concatFunction returns the concat function of L's box, or for a state
 // that [New] did not make, one with the default limit.
 func concatFunction(L *lua.LState) *lua.LFunction {
