@@ -18,6 +18,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/warmpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
@@ -114,7 +115,7 @@ type ProgramRuntime struct {
 	cmu   sync.Mutex
 	cache map[*tsbuild.Output]*goja.Program
 
-	pool *basePool
+	pool *warmpool.Pool[*programBase]
 }
 
 var _ ptc.Runtime = (*ProgramRuntime)(nil)
@@ -146,7 +147,8 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 	if warm == 0 {
 		warm = DefaultWarmRuntimes
 	}
-	p.pool = newBasePool(max(warm, 0), p.newBase)
+	p.pool = warmpool.New(max(warm, 0), p.newBase, (*programBase).dispose,
+		func(b *programBase) bool { return !b.loop.Broken() })
 	return p, nil
 }
 
@@ -172,7 +174,7 @@ func (p *ProgramRuntime) Close() error {
 		r.stop(ptc.DisposedFailure())
 	}
 	p.wg.Wait()
-	p.pool.close()
+	p.pool.Close()
 	return nil
 }
 
@@ -435,7 +437,7 @@ func (r *programRun) stop(f *ptc.Failure) {
 // run runs the compiled program to its result (before the ledger's Finish).
 func (r *programRun) run() (res ptc.Result) {
 	b := r.rt.budgets
-	base, err := r.rt.pool.take()
+	base, err := r.rt.pool.Take()
 	if err != nil {
 		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
 	}
@@ -445,7 +447,7 @@ func (r *programRun) run() (res ptc.Result) {
 	defer func() {
 		loop.Abandon()
 		<-loop.Done() // the interpreter has stopped
-		r.rt.pool.refill()
+		r.rt.pool.Refill()
 	}()
 	r.mu.Lock()
 	r.loop = loop

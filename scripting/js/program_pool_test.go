@@ -27,9 +27,7 @@ func idleBases(t *testing.T, rt *ProgramRuntime, n int) []*programBase {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		rt.pool.mu.Lock()
-		idle := append([]*programBase(nil), rt.pool.idle...)
-		rt.pool.mu.Unlock()
+		idle := rt.pool.Idle()
 		if len(idle) == n {
 			return idle
 		}
@@ -93,7 +91,7 @@ func TestCloseDisposesOfTheWarmRuntimes(t *testing.T) {
 		}
 	}
 	select {
-	case <-rt.pool.done:
+	case <-rt.pool.Done():
 	default:
 		t.Error("the builder still runs after Close")
 	}

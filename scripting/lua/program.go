@@ -14,6 +14,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/warmpool"
 	"github.com/dsh-go/dsh/scripting/lua/internal/sandbox"
 )
 
@@ -123,7 +124,7 @@ type ProgramRuntime struct {
 	cmu   sync.Mutex
 	cache map[string]compiled
 
-	pool *statePool
+	pool *warmpool.Pool[*programState]
 }
 
 var _ ptc.Runtime = (*ProgramRuntime)(nil)
@@ -155,7 +156,7 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 	if warm == 0 {
 		warm = DefaultWarmStates
 	}
-	p.pool = newStatePool(max(warm, 0), p.newState)
+	p.pool = warmpool.New(max(warm, 0), p.newState, func(st *programState) { st.L.Close() }, nil)
 	return p, nil
 }
 
@@ -181,7 +182,7 @@ func (p *ProgramRuntime) Close() error {
 		r.stop(ptc.DisposedFailure())
 	}
 	p.wg.Wait()
-	p.pool.close()
+	p.pool.Close()
 	return nil
 }
 
@@ -288,7 +289,7 @@ func (r *programRun) Interrupt(error) {
 // run runs the program to its result (before the ledger's Finish).
 func (r *programRun) run() (res ptc.Result) {
 	b := r.rt.budgets
-	st, err := r.rt.pool.take()
+	st, err := r.rt.pool.Take()
 	if err != nil {
 		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
 	}
@@ -298,7 +299,7 @@ func (r *programRun) run() (res ptc.Result) {
 		r.inFlight.Wait()
 		st.L.Close()
 		r.programState = nil
-		r.rt.pool.refill()
+		r.rt.pool.Refill()
 	}()
 
 	fn, fail := r.rt.compile(st, r.req.Program)
