@@ -116,10 +116,7 @@ type ProgramRuntime struct {
 	log     *slog.Logger
 	memory  *scripting.MemoryGuard
 
-	mu     sync.Mutex
-	closed bool
-	runs   map[*programRun]struct{}
-	wg     sync.WaitGroup
+	runs ptc.Runs[*programRun]
 
 	cmu   sync.Mutex
 	cache map[string]compiled
@@ -149,7 +146,6 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 		budgets: b,
 		log:     log,
 		memory:  opts.Memory,
-		runs:    make(map[*programRun]struct{}),
 		cache:   make(map[string]compiled),
 	}
 	warm := opts.WarmStates
@@ -171,17 +167,7 @@ func (p *ProgramRuntime) Isolation() ptc.Isolation { return ptc.InProcess }
 // idle ones, and makes later runs fail with ptc.RunAfterDisposal. It is
 // idempotent.
 func (p *ProgramRuntime) Close() error {
-	p.mu.Lock()
-	p.closed = true
-	runs := make([]*programRun, 0, len(p.runs))
-	for r := range p.runs {
-		runs = append(runs, r)
-	}
-	p.mu.Unlock()
-	for _, r := range runs {
-		r.stop(ptc.DisposedFailure())
-	}
-	p.wg.Wait()
+	p.runs.Close(func(r *programRun) { r.stop(ptc.DisposedFailure()) })
 	p.pool.Close()
 	return nil
 }
@@ -199,32 +185,14 @@ func (p *ProgramRuntime) Run(ctx context.Context, req ptc.Request) (ptc.Result, 
 	r := &programRun{rt: p, ctx: ctx, req: req, ledger: ptc.NewLedger(int64(p.budgets.MaxOutputBytes))}
 	r.calls, r.endCalls = context.WithCancelCause(ctx)
 	defer r.endCalls(errRunStopped)
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
+	if !p.runs.Join(r) {
 		return ptc.Result{}, ptc.RunAfterDisposal(ProgramBackend)
 	}
-	p.runs[r] = struct{}{}
-	p.wg.Add(1)
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.runs, r)
-		p.mu.Unlock()
-		p.wg.Done()
-	}()
+	defer p.runs.Leave(r)
 	if ctx.Err() != nil { // pre-aborted: no state is taken
-		return r.ledger.Finish(ptc.Result{Err: ptc.AbortFailure(causeText(ctx))}), nil
+		return r.ledger.Finish(ptc.Result{Err: ptc.AbortFailure(ptc.CauseText(ctx))}), nil
 	}
 	return r.ledger.Finish(r.run()), nil
-}
-
-// causeText is String(signal.reason) for a context: its cause's message.
-func causeText(ctx context.Context) string {
-	if err := context.Cause(ctx); err != nil {
-		return err.Error()
-	}
-	return context.Canceled.Error()
 }
 
 // errRunStopped is the cause the run's own context ends with: the run's
@@ -310,7 +278,7 @@ func (r *programRun) run() (res ptc.Result) {
 		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
 	}
 
-	stopAbort := context.AfterFunc(r.ctx, func() { r.stop(ptc.AbortFailure(causeText(r.ctx))) })
+	stopAbort := context.AfterFunc(r.ctx, func() { r.stop(ptc.AbortFailure(ptc.CauseText(r.ctx))) })
 	wall := time.AfterFunc(msDuration(b.MaxWallMs), func() { r.stop(ptc.WallCeilingFailure(b.MaxWallMs)) })
 	r.base = time.Now()
 	r.busy.Store(0)
@@ -329,7 +297,7 @@ func (r *programRun) run() (res ptc.Result) {
 	r.mu.Lock()
 	r.finished = true
 	if r.fail == nil && r.ctx.Err() != nil { // ended before its result was taken
-		r.fail = ptc.AbortFailure(causeText(r.ctx))
+		r.fail = ptc.AbortFailure(ptc.CauseText(r.ctx))
 	}
 	fail = r.fail
 	r.mu.Unlock()
