@@ -23,7 +23,13 @@ import (
 // runtime, and returns a function running one program as a run_code call.
 func ptcBench(b *testing.B, svc *engine.Service) func(i int, program string) *engine.Result {
 	b.Helper()
-	rt, err := js.NewProgramRuntime(js.ProgramOptions{})
+	return ptcBenchWith(b, svc, js.ProgramOptions{})
+}
+
+// ptcBenchWith is ptcBench with the program runtime's options given.
+func ptcBenchWith(b *testing.B, svc *engine.Service, opts js.ProgramOptions) func(i int, program string) *engine.Result {
+	b.Helper()
+	rt, err := js.NewProgramRuntime(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,6 +44,26 @@ func ptcBench(b *testing.B, svc *engine.Service) func(i int, program string) *en
 		return svc.Call(context.Background(), engine.Input{CallID: fmt.Sprintf("c%d", i), Name: ptc.ToolName, Agent: agent,
 			Arguments: dsl.NewObject(dsl.Member{Key: "code", Value: program}, dsl.Member{Key: "description", Value: "Benchmark a program"})})
 	}
+}
+
+// scaleGreet is the Go tool greet(name) returning {greeting}.
+func scaleGreet(b *testing.B) *engine.Definition {
+	b.Helper()
+	str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
+	params, err := dsl.Params(dsl.Prop("name", dsl.String().Required())).Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &engine.Definition{Name: "greet", Description: "Greet.", Parameters: params,
+		Output: engine.Output{
+			Schema: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}, dsl.Member{Key: "properties",
+				Value: dsl.NewObject(dsl.Member{Key: "greeting", Value: str})}),
+			Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text("hi")}, nil },
+		},
+		Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
+			n, _ := args.(*dsl.Object).Get("name")
+			return dsl.NewObject(dsl.Member{Key: "greeting", Value: "Hello, " + n.(string) + "!"}), nil
+		}}
 }
 
 func mustValue(b *testing.B, r *engine.Result, want string) {
@@ -99,22 +125,7 @@ const subCalls = 1000
 func BenchmarkRunCodeSubCalls(b *testing.B) {
 	b.Run("go_tool", func(b *testing.B) {
 		svc := engine.New()
-		str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
-		params, err := dsl.Params(dsl.Prop("name", dsl.String().Required())).Compile()
-		if err != nil {
-			b.Fatal(err)
-		}
-		greet := &engine.Definition{Name: "greet", Description: "Greet.", Parameters: params,
-			Output: engine.Output{
-				Schema: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}, dsl.Member{Key: "properties",
-					Value: dsl.NewObject(dsl.Member{Key: "greeting", Value: str})}),
-				Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text("hi")}, nil },
-			},
-			Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
-				n, _ := args.(*dsl.Object).Get("name")
-				return dsl.NewObject(dsl.Member{Key: "greeting", Value: "Hello, " + n.(string) + "!"}), nil
-			}}
-		if _, err := svc.Global().Register(greet); err != nil {
+		if _, err := svc.Global().Register(scaleGreet(b)); err != nil {
 			b.Fatal(err)
 		}
 		benchSubCalls(b, ptcBench(b, svc))

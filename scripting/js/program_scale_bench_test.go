@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting/js"
@@ -29,27 +28,6 @@ import (
 // the compute budget's overshoot, and the throughput of two programs at once
 // on two cores against one.
 
-// scaleGreet is a Go tool greet(name) returning {greeting} (a copy of the
-// one BenchmarkRunCodeSubCalls registers).
-func scaleGreet(b *testing.B) *engine.Definition {
-	b.Helper()
-	str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
-	params, err := dsl.Params(dsl.Prop("name", dsl.String().Required())).Compile()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &engine.Definition{Name: "greet", Description: "Greet.", Parameters: params,
-		Output: engine.Output{
-			Schema: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}, dsl.Member{Key: "properties",
-				Value: dsl.NewObject(dsl.Member{Key: "greeting", Value: str})}),
-			Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text("hi")}, nil },
-		},
-		Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
-			n, _ := args.(*dsl.Object).Get("name")
-			return dsl.NewObject(dsl.Member{Key: "greeting", Value: "Hello, " + n.(string) + "!"}), nil
-		}}
-}
-
 // scaleService is a service with the greet Go tool registered and opts.
 func scaleService(b *testing.B, opts ...engine.Option) *engine.Service {
 	b.Helper()
@@ -58,26 +36,6 @@ func scaleService(b *testing.B, opts ...engine.Option) *engine.Service {
 		b.Fatal(err)
 	}
 	return svc
-}
-
-// ptcBenchWith is ptcBench with the program runtime's options given.
-func ptcBenchWith(b *testing.B, svc *engine.Service, opts js.ProgramOptions) func(i int, program string) *engine.Result {
-	b.Helper()
-	rt, err := js.NewProgramRuntime(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = rt.Close() })
-	exec, err := ptc.NewExecutor(svc, rt, ptc.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	agent := engine.NewAgent("main", nil)
-	svc.Scope(agent).SetExecutor(exec)
-	return func(i int, program string) *engine.Result {
-		return svc.Call(context.Background(), engine.Input{CallID: fmt.Sprintf("c%d", i), Name: ptc.ToolName, Agent: agent,
-			Arguments: dsl.NewObject(dsl.Member{Key: "code", Value: program}, dsl.Member{Key: "description", Value: "Benchmark a program"})})
-	}
 }
 
 // BenchmarkRunCodeScale runs one program of n awaited sub-calls to a Go
