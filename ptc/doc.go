@@ -30,6 +30,28 @@
 //     1,000 calls: each sub-call is the root of its own budget
 //     (engine.Input.OwnBudget), for the calls nested under it, and its
 //     depth still counts.
+//   - Three more caps of dsh's own bound a run, each refusing the call over
+//     it with a ToolCallError naming the cap, undispatched and unlogged, as
+//     MaxSubCalls does. Options.MaxArgumentBytes (default 16 MiB) bounds a
+//     call's arguments by their compact JSON size, counted as
+//     JSON.stringify writes them (JSONValueSize): "run_code argument size
+//     limit reached: a tool call's arguments may be at most <n> bytes".
+//     Options.MaxArgumentDepth (default 10,000, above the 3,000 to 5,000
+//     levels §3.6 requires to cross intact; the root array or object is
+//     level 1) bounds their nesting: "run_code argument depth limit
+//     reached: a tool call's arguments may nest at most <n> levels".
+//     Options.MaxQueuedCalls (default 10,000) bounds the calls waiting to
+//     start: the call that finds the queue full rejects at once with
+//     "run_code queue limit reached: at most <n> tool calls may wait to
+//     start", the calls already queued go on, and once the queue drains
+//     calls are accepted again. A binding call is checked in this order:
+//     lossless JSON (§2.5 step 2), depth, size, then in the scheduler the
+//     sub-call count and the queue. The argument caps are measured
+//     without recursion and before either snapshot is copied, reading a
+//     value that fits once and stopping at the first cap passed; a value
+//     over a cap is then read whole, uncopied, for the checks that come
+//     first (lossless, then depth). A call refused by any cap takes no
+//     sub-call number and does not count toward MaxSubCalls.
 //   - A sub-call's body that ignores its cancellation holds the run's
 //     result until it returns, past the wall-clock ceiling too: the drain
 //     awaits every call in flight (§2.6), as the engine awaits any body.

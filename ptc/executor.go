@@ -33,11 +33,34 @@ type Options struct {
 	MaxParallelSubCalls int
 	// MaxSubCalls bounds the tool calls one run makes; past it a call
 	// rejects with "run_code sub-call limit reached: a run may make at most
-	// <n> tool calls" and is not dispatched. 0 means DefaultMaxSubCalls; a
-	// negative value is refused. Sub-calls do not count against the engine's
-	// nested-call budget (engine.WithNestedCallBudget): each is the root of
-	// its own, for the calls nested under it.
+	// <n> tool calls" and is not dispatched. A call refused before it is
+	// queued (lossy arguments, or any of the caps here) does not count. 0
+	// means DefaultMaxSubCalls; a negative value is refused. Sub-calls do
+	// not count against the engine's nested-call budget
+	// (engine.WithNestedCallBudget): each is the root of its own, for the
+	// calls nested under it.
 	MaxSubCalls int
+	// MaxArgumentBytes bounds the size of one sub-call's arguments: their
+	// compact JSON size as JSON.stringify writes them (strings measured as
+	// JSONStringSize says). Past it the call rejects with "run_code
+	// argument size limit reached: a tool call's arguments may be at most
+	// <n> bytes" and is not dispatched. The size is measured before the
+	// arguments are copied, reading them only up to the cap. 0 means
+	// DefaultMaxArgumentBytes; a negative value is refused.
+	MaxArgumentBytes int
+	// MaxArgumentDepth bounds the nesting of one sub-call's arguments, the
+	// root array or object at depth 1. Past it the call rejects with
+	// "run_code argument depth limit reached: a tool call's arguments may
+	// nest at most <n> levels" and is not dispatched. 0 means
+	// DefaultMaxArgumentDepth; a negative value is refused.
+	MaxArgumentDepth int
+	// MaxQueuedCalls bounds a run's calls waiting in the scheduler's queue
+	// (submitted, not yet started). A call that finds the queue full
+	// rejects at once with "run_code queue limit reached: at most <n> tool
+	// calls may wait to start" and is not dispatched; the calls already
+	// queued are unaffected, and once the queue drains calls are accepted
+	// again. 0 means DefaultMaxQueuedCalls; a negative value is refused.
+	MaxQueuedCalls int
 	// MaxParallelToolCalls bounds a step's root calls in flight, as the
 	// native executor's cap does; 0 means 10.
 	MaxParallelToolCalls int
@@ -117,6 +140,9 @@ type Executor struct {
 	direct    bool
 	parallel  int
 	subCalls  int
+	argBytes  int         // MaxArgumentBytes
+	argDepth  int         // MaxArgumentDepth
+	queued    int         // MaxQueuedCalls
 	params    *dsl.Schema // run_code's parameters, compiled
 	native    *engine.NativeExecutor
 	transport *engine.Definition
@@ -141,12 +167,21 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	if err := ValidateMaxParallelSubCalls(float64(parallel)); err != nil {
 		return nil, err
 	}
-	subCalls := opts.MaxSubCalls
-	switch {
-	case subCalls == 0:
-		subCalls = DefaultMaxSubCalls
-	case subCalls < 0:
-		return nil, fmt.Errorf("ptc: MaxSubCalls must be positive, got %d", subCalls)
+	subCalls, err := positiveOr("MaxSubCalls", opts.MaxSubCalls, DefaultMaxSubCalls)
+	if err != nil {
+		return nil, err
+	}
+	argBytes, err := positiveOr("MaxArgumentBytes", opts.MaxArgumentBytes, DefaultMaxArgumentBytes)
+	if err != nil {
+		return nil, err
+	}
+	argDepth, err := positiveOr("MaxArgumentDepth", opts.MaxArgumentDepth, DefaultMaxArgumentDepth)
+	if err != nil {
+		return nil, err
+	}
+	queued, err := positiveOr("MaxQueuedCalls", opts.MaxQueuedCalls, DefaultMaxQueuedCalls)
+	if err != nil {
+		return nil, err
 	}
 	roots := opts.MaxParallelToolCalls
 	if roots == 0 {
@@ -160,7 +195,10 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	if err != nil {
 		return nil, fmt.Errorf("ptc: run_code's parameters: %w", err)
 	}
-	e := &Executor{svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls, params: params, native: native}
+	e := &Executor{
+		svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls,
+		argBytes: argBytes, argDepth: argDepth, queued: queued, params: params, native: native,
+	}
 	e.transport = &engine.Definition{
 		Name:        ToolName,
 		Description: Description(lang),
@@ -213,6 +251,7 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	sched, err := newScheduler(ctx, e.svc, schedulerOptions{
 		MaxParallel: e.parallel,
 		MaxSubCalls: e.subCalls,
+		MaxQueued:   e.queued,
 		Outer:       outer,
 		Log:         outer.Log(),
 		OnCommit:    func(_ string, r *engine.Result) { forward(run, r) },
@@ -227,7 +266,7 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 		}
 		name, schema := def.Name, def.Parameters
 		start := func(_ context.Context, args any) (func(context.Context) (any, error), error) {
-			dispatched, logged, err := snapshotArguments(args)
+			dispatched, logged, err := snapshotArguments(args, e.argDepth, e.argBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -254,21 +293,50 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	return OutputValue(res)
 }
 
-// snapshotArguments takes the two independent snapshots of a sub-call's
-// arguments (§2.5 step 2): one to dispatch, one for the log.
-func snapshotArguments(args any) (dispatched, logged any, err error) {
+// snapshotArguments checks a sub-call's arguments and takes their two
+// independent snapshots (§2.5 step 2): one to dispatch, one for the log.
+// The checks come in this order: lossless JSON, then nesting within
+// maxDepth, then size within maxBytes. Arguments in dsl's form (what
+// runtimes hand over) are measured before anything is copied, and only up
+// to the first cap passed; other Go values are measured as their first
+// snapshot.
+func snapshotArguments(args any, maxDepth, maxBytes int) (dispatched, logged any, err error) {
 	if args == nil {
 		return nil, nil, errors.New("tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)")
 	}
+	st := measureArguments(args, maxDepth, int64(maxBytes))
+	if st == argForeign {
+		if args, err = dsl.Snapshot(args); err != nil {
+			return nil, nil, losslessError(err)
+		}
+		st = measureArguments(args, maxDepth, int64(maxBytes))
+	}
+	if st != argFits {
+		// A lossy value is refused as lossy whatever its size, and a deep
+		// one as deep: the walk stopped at the first cap it passed.
+		if err := dsl.CheckLossless(args); err != nil {
+			return nil, nil, losslessError(err)
+		}
+		if st == argTooDeep || measureArguments(args, maxDepth, -1) == argTooDeep {
+			return nil, nil, fmt.Errorf("run_code argument depth limit reached: a tool call's arguments may nest at most %d levels", maxDepth)
+		}
+		return nil, nil, fmt.Errorf("run_code argument size limit reached: a tool call's arguments may be at most %d bytes", maxBytes)
+	}
 	dispatched, err = dsl.Snapshot(args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool arguments must be lossless JSON: %s", err.Error())
+		return nil, nil, losslessError(err)
 	}
 	logged, err = dsl.Snapshot(args)
 	if err != nil {
-		return nil, nil, fmt.Errorf("tool arguments must be lossless JSON: %s", err.Error())
+		return nil, nil, losslessError(err)
 	}
 	return dispatched, logged, nil
+}
+
+// losslessError is the bridge's message for arguments that are not lossless
+// JSON (§2.5 step 2).
+func losslessError(err error) error {
+	return fmt.Errorf("tool arguments must be lossless JSON: %s", err.Error())
 }
 
 // imageSource is where a sub-call's image-bearing content is deferred from

@@ -81,6 +81,12 @@ type Namespace struct {
 type Request struct {
 	Program  string
 	Bindings []Namespace
+	// OnLog, when set, receives each log entry as the program writes it, in
+	// order, before the run's ledger charges it (an entry the ledger refuses
+	// included), so that a host repeating the ledger elsewhere reaches the
+	// same result and keeps what was written before a kill (§3.3, §3.4). It
+	// is called on the interpreter's goroutine and must not block for long.
+	OnLog func(entry string)
 }
 
 // Runtime runs programs (§0.2). Run reports every program, budget, abort and

@@ -21,6 +21,9 @@ type schedulerOptions struct {
 	Outer *engine.Execution
 	// MaxSubCalls bounds the calls a run makes; 0 means no bound.
 	MaxSubCalls int
+	// MaxQueued bounds the calls waiting to start (submitted, not started);
+	// 0 means no bound.
+	MaxQueued int
 	// Log receives the sub-calls' durable events when Outer has an agent
 	// (the session owner); nil logs nothing.
 	Log engine.EventLog
@@ -62,6 +65,7 @@ type scheduler struct {
 	log      engine.EventLog // nil: no events
 	max      int
 	maxCalls int // 0: no bound
+	maxQueue int // 0: no bound
 	onCommit func(string, *engine.Result)
 
 	ctx     context.Context // the run-scoped context: the sub-calls' signal
@@ -119,7 +123,7 @@ func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOption
 		return nil, errors.New("ptc: scheduler without an outer execution")
 	}
 	s := &scheduler{
-		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, maxCalls: opts.MaxSubCalls, onCommit: opts.OnCommit,
+		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, maxCalls: opts.MaxSubCalls, maxQueue: opts.MaxQueued, onCommit: opts.OnCommit,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), jobs: make(chan *subEntry),
 	}
 	if opts.Log != nil && s.agent != nil {
@@ -142,7 +146,9 @@ func (s *scheduler) Submit(ctx context.Context, c subCall) (any, error) {
 // (§2.7, §2.8): the failure's message, or one of the "run is over"
 // messages. When its ctx ends first it returns ctx's cause and the call goes
 // on unwatched. Calls are numbered and started in the order Enqueue is
-// called.
+// called. A call past MaxSubCalls, or finding MaxQueued calls waiting,
+// fails at once with the cap's message: it takes no number, starts nothing
+// and logs nothing.
 func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
@@ -153,6 +159,11 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 	if s.maxCalls > 0 && s.n >= s.maxCalls {
 		s.mu.Unlock()
 		err := fmt.Errorf("run_code sub-call limit reached: a run may make at most %d tool calls", s.maxCalls)
+		return func(context.Context) (any, error) { return nil, err }
+	}
+	if s.maxQueue > 0 && len(s.pending) >= s.maxQueue {
+		s.mu.Unlock()
+		err := fmt.Errorf("run_code queue limit reached: at most %d tool calls may wait to start", s.maxQueue)
 		return func(context.Context) (any, error) { return nil, err }
 	}
 	s.n++

@@ -892,6 +892,9 @@ func (b *programBase) newConsole(vm *goja.Runtime) *goja.Object {
 				return goja.Undefined()
 			}
 			entry := r.renderLog(call.Arguments)
+			if r.req.OnLog != nil {
+				r.req.OnLog(entry)
+			}
 			if !r.ledger.Log(entry) {
 				r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))
 			}

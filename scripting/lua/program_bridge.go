@@ -418,6 +418,9 @@ func (r *programRun) print(L *glua.LState) int {
 	if len(entry) > limit {
 		entry = entry[:limit]
 	}
+	if r.req.OnLog != nil {
+		r.req.OnLog(entry)
+	}
 	if !r.ledger.Log(entry) {
 		r.stop(ptc.OutputLimitFailure(r.ledger.Cap()))
 		r.interrupted(L)

@@ -13,6 +13,8 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/ptc/process"
+	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
@@ -32,7 +34,20 @@ type ptcFlags struct {
 	wallMs      float64
 	maxOutput   float64
 	maxParallel float64
+	isolation   string
+	memoryMB    float64
+	pool        int
+	maxArgBytes int
+	maxArgDepth int
+	maxQueued   int
+	maxSubCalls int
 }
+
+// The --ptc-isolation values.
+const (
+	isolationInProcess = "in-process"
+	isolationProcess   = "process"
+)
 
 func (p *ptcFlags) add(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
@@ -43,12 +58,19 @@ func (p *ptcFlags) add(cmd *cobra.Command) {
 	f.Float64Var(&p.wallMs, "ptc-wall-ms", d.MaxWallMs, "a run_code program's wall-clock ceiling, in `MS`")
 	f.Float64Var(&p.maxOutput, "ptc-max-output", d.MaxOutputBytes, "the `BYTES` a run_code program may print and return in all")
 	f.Float64Var(&p.maxParallel, "ptc-max-parallel", ptc.DefaultMaxParallelSubCalls, "at most `N` of a program's tool calls in flight")
+	f.StringVar(&p.isolation, "ptc-isolation", isolationInProcess, "where run_code programs run: `MODE` is in-process (fast, for programs you would run anyway) or process (a child process per run, memory-capped and killed whole)")
+	f.Float64Var(&p.memoryMB, "ptc-memory-mb", d.MaxMemoryMB, "with --ptc-isolation process, a child's memory cap in `MiB`")
+	f.IntVar(&p.pool, "ptc-pool", process.DefaultPool, "with --ptc-isolation process, `N` children kept ready ahead of need (0: none)")
+	f.IntVar(&p.maxArgBytes, "ptc-max-arg-bytes", ptc.DefaultMaxArgumentBytes, "a program's tool call may pass at most `BYTES` of arguments (as compact JSON)")
+	f.IntVar(&p.maxArgDepth, "ptc-max-arg-depth", ptc.DefaultMaxArgumentDepth, "a program's tool call arguments may nest at most `N` levels")
+	f.IntVar(&p.maxQueued, "ptc-max-queued", ptc.DefaultMaxQueuedCalls, "at most `N` of a program's tool calls may wait to start")
+	f.IntVar(&p.maxSubCalls, "ptc-max-sub-calls", ptc.DefaultMaxSubCalls, "a program may make at most `N` tool calls in all")
 }
 
 // budgets returns the budgets the flags give.
 func (p *ptcFlags) budgets() ptc.Budgets {
 	b := ptc.DefaultBudgets()
-	b.ComputeMs, b.MaxWallMs, b.MaxOutputBytes = p.computeMs, p.wallMs, p.maxOutput
+	b.ComputeMs, b.MaxWallMs, b.MaxOutputBytes, b.MaxMemoryMB = p.computeMs, p.wallMs, p.maxOutput, p.memoryMB
 	return b
 }
 
@@ -64,10 +86,49 @@ func (p *ptcFlags) check() error {
 	default:
 		return fmt.Errorf("--ptc-lang %s: the language must be ts or lua", p.lang)
 	}
+	switch p.isolation {
+	case isolationInProcess, isolationProcess:
+	default:
+		return fmt.Errorf("--ptc-isolation %s: the isolation must be in-process or process", p.isolation)
+	}
 	if err := p.budgets().Validate("run_code budgets"); err != nil {
 		return err
 	}
+	if p.memoryMB < process.MinMemoryMB {
+		return fmt.Errorf("--ptc-memory-mb %v: a child needs at least %d MiB", p.memoryMB, process.MinMemoryMB)
+	}
+	if p.pool < 0 {
+		return fmt.Errorf("--ptc-pool %d: the pool must be 0 or more children", p.pool)
+	}
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{{"--ptc-max-arg-bytes", p.maxArgBytes}, {"--ptc-max-arg-depth", p.maxArgDepth}, {"--ptc-max-queued", p.maxQueued}, {"--ptc-max-sub-calls", p.maxSubCalls}} {
+		if c.n < 1 {
+			return fmt.Errorf("%s %d: the cap must be a positive number", c.flag, c.n)
+		}
+	}
 	return ptc.ValidateMaxParallelSubCalls(p.maxParallel)
+}
+
+// newRuntime builds the program runtime the flags ask for.
+func (s *session) newRuntime() (ptc.Runtime, error) {
+	p := &s.opts.ptc
+	lang := ptc.TypeScript
+	if p.lang == "lua" {
+		lang = ptc.Lua
+	}
+	if p.isolation == isolationProcess {
+		pool := p.pool
+		if pool == 0 {
+			pool = -1 // none
+		}
+		return process.NewRuntime(process.Options{Language: lang, Budgets: p.budgets(), Pool: pool, Logger: s.logger})
+	}
+	if lang == ptc.Lua {
+		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
+	}
+	return js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
 }
 
 // setExecutor selects the executor the flags ask for, for every agent.
@@ -81,13 +142,7 @@ func (s *session) setExecutor() error {
 		s.svc.Global().SetExecutor(exec)
 		return nil
 	}
-	var rt ptc.Runtime
-	var err error
-	if p.lang == "lua" {
-		rt, err = lua.NewProgramRuntime(lua.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
-	} else {
-		rt, err = js.NewProgramRuntime(js.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})
-	}
+	rt, err := s.newRuntime()
 	if err != nil {
 		return err
 	}
@@ -95,6 +150,10 @@ func (s *session) setExecutor() error {
 		Direct:               p.executor == executorPTCDirect,
 		MaxParallelSubCalls:  int(p.maxParallel),
 		MaxParallelToolCalls: s.opts.maxParallel,
+		MaxSubCalls:          p.maxSubCalls,
+		MaxArgumentBytes:     p.maxArgBytes,
+		MaxArgumentDepth:     p.maxArgDepth,
+		MaxQueuedCalls:       p.maxQueued,
 	})
 	if err != nil {
 		_ = rt.Close()
@@ -233,4 +292,34 @@ func describeTools(ctx context.Context, o *options) error {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// newPTCChildCmd is the hidden command a process-isolated run_code child
+// runs (process.ChildCommand): it serves the parent's programs on its
+// standard input and output until the input ends.
+func newPTCChildCmd(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:    process.ChildCommand,
+		Short:  "Serve run_code programs to a parent dsh (internal)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := process.Serve(cmd.Context(), o.stdin, o.stdout, openChildRuntime); err != nil {
+				return troublef("%s: %v", process.ChildCommand, err)
+			}
+			return nil
+		},
+	}
+}
+
+// openChildRuntime builds a child's in-process runtime: the language the
+// parent asks for, with a heap guard at the child's cap, so that a program
+// growing its heap ends as worker-exit ("worker exceeded its memory limit
+// (<n> MiB)") even where the parent has no watchdog.
+func openChildRuntime(cfg process.ChildConfig) (ptc.Runtime, error) {
+	guard := scripting.NewMemoryGuard(int64(cfg.Budgets.MaxMemoryMB*scripting.MiB), scripting.MemoryGuardOptions{})
+	if cfg.Language == ptc.Lua {
+		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmStates: 1})
+	}
+	return js.NewProgramRuntime(js.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmRuntimes: 1})
 }
