@@ -6,8 +6,9 @@ package tests
 // in JavaScript, with the real host, through the loader) into a fresh
 // engine, gives the agents the PTC executor (ptc.NewExecutor) over the
 // language's program runtime (js.NewProgramRuntime for TypeScript,
-// lua.NewProgramRuntime for Lua), and makes model-direct calls with
-// engine.Service.Call.
+// lua.NewProgramRuntime for Lua), in-process and under process isolation
+// (process.NewRuntime, children of a dsh built from this tree), and makes
+// model-direct calls with engine.Service.Call.
 //
 // A case file is a txtar archive. Its comment says what the case shows and
 // which §6 items it covers. Its files are:
@@ -44,6 +45,9 @@ package tests
 //	skip.lua REASON        equivalent there (REASON says why), or that
 //	                       language's runtime deviates from the spec (REASON
 //	                       starts with "deviation:")
+//	skip-process REASON    skip the case under process isolation (every case
+//	                       also runs with its runtime in a child dsh): a
+//	                       resource runs out differently there (§0.4)
 //
 // steps, each numbered from 1 in the case:
 //
@@ -156,6 +160,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/ptc/process"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
@@ -169,6 +174,14 @@ var ptcLanguages = []ptcLanguage{
 	{"lua", func(b ptc.Budgets) (ptc.Runtime, error) {
 		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: b})
 	}},
+}
+
+// ptcLanguageOf is the runtime language of a program extension.
+func ptcLanguageOf(ext string) ptc.Language {
+	if ext == "lua" {
+		return ptc.Lua
+	}
+	return ptc.TypeScript
 }
 
 // ptcLanguage is a program language and how to make its runtime.
@@ -197,6 +210,9 @@ type ptcCase struct {
 	budgets   ptc.Budgets
 	parallel  int
 	skip      map[string]string // language ("" for both) → why
+	// skipProcess says why the case does not run under process isolation
+	// (a "skip-process" line); "" runs it there too.
+	skipProcess string
 	steps     []*ptcStep
 }
 
@@ -249,7 +265,21 @@ func TestPTCConformance(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for _, lang := range ptcLanguages {
 				t.Run(lang.name, func(t *testing.T) {
-					c.run(t, lang.name, lang.runtime)
+					t.Run("in-process", func(t *testing.T) {
+						c.run(t, lang.name, lang.runtime)
+					})
+					t.Run("process", func(t *testing.T) {
+						if testing.Short() {
+							t.Skip("starts child processes")
+						}
+						if why := c.skipProcess; why != "" {
+							t.Skip(why)
+						}
+						bin := buildDsh(t)
+						c.run(t, lang.name, func(b ptc.Budgets) (ptc.Runtime, error) {
+							return process.NewRuntime(process.Options{Language: ptcLanguageOf(lang.name), Budgets: b, Path: bin, Pool: 1})
+						})
+					})
 				})
 			}
 		})
@@ -322,11 +352,11 @@ func (c *ptcCase) parseCalls(script []byte) error {
 			return bad("unknown language %q", lang)
 		}
 		switch base {
-		case "executor", "parent", "max-parallel", "compute-ms", "wall-ms", "max-output", "skip":
+		case "executor", "parent", "max-parallel", "compute-ms", "wall-ms", "max-output", "skip", "skip-process":
 			if cur != nil {
 				return bad("%s must come before the first step", verb)
 			}
-			if lang != "" && base != "skip" {
+			if lang != "" && base != "skip" && base != "skip-process" {
 				return bad("%s has no language variants", base)
 			}
 			if err := c.setup(base, lang, rest); err != nil {
@@ -423,6 +453,11 @@ func (c *ptcCase) setup(verb, lang, rest string) error {
 			return fmt.Errorf("usage: %s REASON", verb)
 		}
 		c.skip[lang] = rest
+	case "skip-process":
+		if rest == "" {
+			return fmt.Errorf("usage: %s REASON", verb)
+		}
+		c.skipProcess = rest
 	}
 	return err
 }

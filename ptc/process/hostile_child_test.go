@@ -137,6 +137,18 @@ func runHostileChild(scenario string) int {
 		case "late-log":
 			send(&message{T: msgDone, Value: float64(runs), HasValue: true})
 			send(&message{T: msgLog, Entry: "after the end"})
+		case "report":
+			// Reports what it inherited: its environment and its open
+			// file descriptors (reading the directory opens one more).
+			send(&message{T: msgLog, Entry: strings.Join(os.Environ(), "\n")})
+			ents, _ := os.ReadDir("/proc/self/fd")
+			var fds []string
+			for _, e := range ents {
+				fds = append(fds, e.Name())
+			}
+			send(&message{T: msgLog, Entry: strings.Join(fds, " ")})
+			wd, _ := os.Getwd()
+			send(&message{T: msgDone, Value: wd, HasValue: true})
 		case "misuse":
 			send(&message{T: msgMisuse, Error: strings.Repeat("m", 5000)})
 		default:

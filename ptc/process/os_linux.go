@@ -77,3 +77,26 @@ func signalName(sig syscall.Signal) string {
 	}
 	return sig.String()
 }
+
+// closeInheritedOnExec marks every descriptor from 3 up close-on-exec, so
+// that a child inherits only its three pipes. Go opens its own descriptors
+// close-on-exec; this reaches those the process inherited without it from
+// whoever started it (a shell's, a supervisor's). It changes the process:
+// no child started later inherits them either (os/exec's ExtraFiles are
+// unaffected: they are placed in the child after the fork).
+func closeInheritedOnExec() {
+	err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil {
+		return
+	}
+	// A kernel before 5.11: one descriptor at a time.
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}

@@ -25,3 +25,7 @@ const ticksPerSecond = 100
 
 // signalName is a signal's name as a message gives it.
 func signalName(sig syscall.Signal) string { return sig.String() }
+
+// closeInheritedOnExec does nothing here: descriptors this process
+// inherited without close-on-exec reach its children.
+func closeInheritedOnExec() {}

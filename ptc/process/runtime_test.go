@@ -333,3 +333,32 @@ func TestNewRuntimeRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestAChildInheritsNothingButItsPipes(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc/self/fd to list a child's descriptors on this OS")
+	}
+	t.Setenv("DSH_SECRET", "s3cret")
+	leak, err := os.Open(os.DevNull) // a descriptor of the parent's
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leak.Close()
+	rt := newHostile(t, "report", ptc.Budgets{})
+	res, err := rt.Run(context.Background(), ptc.Request{Program: "p"})
+	if err != nil || res.Err != nil || len(res.Logs) != 2 {
+		t.Fatalf("got %+v %v", res, err)
+	}
+	if res.Logs[0] != "" {
+		t.Errorf("the child's environment is %q, want it empty", res.Logs[0])
+	}
+	// 0, 1 and 2 are its pipes; one more is the directory being read (the
+	// Go runtime may hold a descriptor or two of its own, e.g. an epoll).
+	fds := strings.Fields(res.Logs[1])
+	if len(fds) < 3 || fds[0] != "0" || fds[1] != "1" || fds[2] != "2" || len(fds) > 6 {
+		t.Errorf("the child's descriptors are %v", fds)
+	}
+	if res.Value != "/" {
+		t.Errorf("the child runs in %v, want /", res.Value)
+	}
+}

@@ -75,6 +75,7 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 	cmd.Dir = "/"
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = childAttr()
+	closeInheritedOnExec()
 	err = cmd.Start()
 	// The child holds its ends; ours are closed, so that its exit is our
 	// end of input.
