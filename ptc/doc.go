@@ -17,8 +17,9 @@
 // run_code's body (§2.1) with its bindings, argument snapshots and result
 // forwarding (§2.9). Model-direct calls of other tools under it are the
 // engine's route-bearing UNKNOWN_TOOL. Package ptctest holds the seam's
-// contract for any runtime; scripting/js.ProgramRuntime is the goja one. The
-// Lua runtime and SDK and process isolation follow (issues 15 and 16).
+// contract for any runtime; scripting/js.ProgramRuntime is the goja one,
+// scripting/lua.ProgramRuntime the gopher-lua one (with LuaSDK), and
+// package ptc/process runs either in child processes (§0.4).
 //
 // # Choices where the spec is silent or departs from itself
 //

@@ -199,65 +199,37 @@ func (c *hostileCase) run(t *testing.T, bin string) {
 	}
 	args = append(args, c.args...)
 
-	// The command gets twice its bound before it is killed, so a run that
-	// overstays is reported with its output rather than as a test timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*c.within+5*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	took := time.Since(start)
-	report := func() string {
-		return fmt.Sprintf("dsh %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), clip(stdout.String()), clip(stderr.String()))
+	r := runDsh(t, bin, dir, args, c.within)
+	report := r.report
+	if r.signal != 0 {
+		t.Fatalf("dsh died of %v after %v\n%s", r.signal, r.took, report())
 	}
-
-	exit := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		exit = ee.ExitCode()
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.Fatalf("dsh died of %v after %v\n%s", ws.Signal(), took, report())
-		}
-	case err != nil:
-		t.Fatalf("dsh: %v\n%s", err, report())
+	if r.took > c.within {
+		t.Errorf("dsh took %v, more than %v\n%s", r.took.Round(time.Millisecond), c.within, report())
 	}
-	if took > c.within {
-		t.Errorf("dsh took %v, more than %v\n%s", took.Round(time.Millisecond), c.within, report())
+	if r.exit != c.exit {
+		t.Errorf("exit status %d, want %d\n%s", r.exit, c.exit, report())
 	}
-	if exit != c.exit {
-		t.Errorf("exit status %d, want %d\n%s", exit, c.exit, report())
-	}
-	if c.rssMiB > 0 && cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			if rss := ru.Maxrss / 1024; rss >= c.rssMiB {
-				t.Errorf("peak RSS %d MiB, want under %d MiB", rss, c.rssMiB)
-			}
-		}
+	if c.rssMiB > 0 && r.rssMiB >= c.rssMiB {
+		t.Errorf("peak RSS %d MiB, want under %d MiB", r.rssMiB, c.rssMiB)
 	}
 	for _, rx := range c.stdout {
-		if !rx.MatchString(stdout.String()) {
+		if !rx.MatchString(r.stdout) {
 			t.Errorf("stdout does not match %q\n%s", rx, report())
 		}
 	}
 	for _, rx := range c.stderr {
-		if !rx.MatchString(stderr.String()) {
+		if !rx.MatchString(r.stderr) {
 			t.Errorf("stderr does not match %q\n%s", rx, report())
 		}
 	}
 	for _, rx := range c.noStderr {
-		if rx.MatchString(stderr.String()) {
+		if rx.MatchString(r.stderr) {
 			t.Errorf("stderr matches %q\n%s", rx, report())
 		}
 	}
 	if isRun && len(c.calls) > 0 {
-		c.checkResults(t, stdout.Bytes(), report)
+		c.checkResults(t, []byte(r.stdout), report)
 	}
 	for _, marker := range c.noProcess {
 		if pids := processesWith(marker); len(pids) > 0 {
@@ -270,49 +242,122 @@ func (c *hostileCase) run(t *testing.T, bin string) {
 }
 
 func (c *hostileCase) checkResults(t *testing.T, out []byte, report func() string) {
-	var batch struct {
-		Results []struct {
-			CallID string `json:"callId"`
-			Result struct {
-				IsError bool `json:"isError"`
-				Error   *struct {
-					Message string `json:"message"`
-				} `json:"error"`
-			} `json:"result"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &batch); err != nil {
+	results, err := readBatch(out)
+	if err != nil {
 		t.Fatalf("reading the batch result: %v\n%s", err, report())
 	}
 	for _, want := range c.calls {
-		found := false
-		for _, r := range batch.Results {
-			if r.CallID != want.id {
-				continue
-			}
-			found = true
-			msg := ""
-			if r.Result.Error != nil {
-				msg = r.Result.Error.Message
-			}
-			switch {
-			case want.ok && r.Result.IsError:
-				t.Errorf("call %s failed: %s", want.id, clip(msg))
-			case !want.ok && !r.Result.IsError:
-				t.Errorf("call %s succeeded, want a failure matching %q", want.id, want.message)
-			case !want.ok && !want.message.MatchString(msg):
-				t.Errorf("call %s failed with %q, want a message matching %q", want.id, clip(msg), want.message)
-			}
-			// A run_code failure carries the program's captured output, which
-			// the output ledger bounds (--ptc-max-output), not this rule.
-			if len(msg) > 1000 && !strings.HasPrefix(msg, "code run failed (") {
-				t.Errorf("call %s: a %d-byte message reaches the model", want.id, len(msg))
-			}
-		}
+		r, found := results[want.id]
 		if !found {
 			t.Errorf("no result for call %s\n%s", want.id, report())
+			continue
+		}
+		msg := r.message()
+		switch {
+		case want.ok && r.IsError:
+			t.Errorf("call %s failed: %s", want.id, clip(msg))
+		case !want.ok && !r.IsError:
+			t.Errorf("call %s succeeded, want a failure matching %q", want.id, want.message)
+		case !want.ok && !want.message.MatchString(msg):
+			t.Errorf("call %s failed with %q, want a message matching %q", want.id, clip(msg), want.message)
+		}
+		// A run_code failure carries the program's captured output, which
+		// the output ledger bounds (--ptc-max-output), not this rule.
+		if len(msg) > 1000 && !strings.HasPrefix(msg, "code run failed (") {
+			t.Errorf("call %s: a %d-byte message reaches the model", want.id, len(msg))
 		}
 	}
+}
+
+// callResult is one call's result in the output of "dsh run --json".
+type callResult struct {
+	IsError bool `json:"isError"`
+	Error   *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Value   json.RawMessage `json:"value"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// message is the failure's message, "" for a success.
+func (r callResult) message() string {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Message
+}
+
+// readBatch reads the output of "dsh run --json": the results by call id.
+func readBatch(out []byte) (map[string]callResult, error) {
+	var batch struct {
+		Results []struct {
+			CallID string     `json:"callId"`
+			Result callResult `json:"result"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &batch); err != nil {
+		return nil, err
+	}
+	results := make(map[string]callResult, len(batch.Results))
+	for _, r := range batch.Results {
+		results[r.CallID] = r.Result
+	}
+	return results, nil
+}
+
+// dshRun is what one run of the dsh binary did.
+type dshRun struct {
+	args           []string
+	stdout, stderr string
+	took           time.Duration
+	exit           int            // the exit status; -1 when killed by a signal
+	signal         syscall.Signal // the signal that killed it, or 0
+	rssMiB         int64          // peak resident size (its waited-for children's included)
+}
+
+// report describes the run for a failure message.
+func (r *dshRun) report() string {
+	return fmt.Sprintf("dsh %s\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), clip(r.stdout), clip(r.stderr))
+}
+
+// runDsh runs bin with args in dir, in a process group of its own. It gets
+// twice within before the whole group is killed, so that a run that
+// overstays is reported with its output rather than as a test timeout. A
+// failure to start it ends the test.
+func runDsh(t *testing.T, bin, dir string, args []string, within time.Duration) *dshRun {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*within+5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := &dshRun{args: args, took: time.Since(start)}
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.exit = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.signal = ws.Signal()
+		}
+	case err != nil:
+		t.Fatalf("dsh: %v\n%s", err, r.report())
+	}
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.rssMiB = ru.Maxrss / 1024
+		}
+	}
+	return r
 }
 
 // processesWith returns the pids whose command line contains marker.
