@@ -10,6 +10,9 @@ import (
 	"time"
 )
 
+// grown holds what the "grow" scenario allocates, so it stays live.
+var grown [][]byte
+
 // The test binary doubles as a child: run with the arguments
 // "hostile-child SCENARIO" it speaks the protocol as SCENARIO says, most
 // scenarios badly, so that the parent's defences meet a real process. It is
@@ -119,13 +122,12 @@ func runHostileChild(scenario string) int {
 			return 2
 		case "grow":
 			// Touches memory until something stops it.
-			var keep [][]byte
 			for {
 				b := make([]byte, 8<<20)
 				for i := range b {
 					b[i] = 1
 				}
-				keep = append(keep, b)
+				grown = append(grown, b)
 				time.Sleep(time.Millisecond)
 			}
 		case "hang":

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/dsl"
@@ -200,7 +201,7 @@ func (m *message) encode() ([]byte, error) {
 func decode(body []byte, fromChild bool) (*message, error) {
 	v, err := dsl.Unmarshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
+		return nil, fmt.Errorf("not JSON: %v", shortSyntaxError(err))
 	}
 	obj, ok := v.(*dsl.Object)
 	if !ok {
@@ -342,6 +343,25 @@ func badMember(t, key, want string) error {
 	return fmt.Errorf("%s message: member %s must be %s", t, quote(key), want)
 }
 
+// maxSyntaxMsg is the longest description of a JSON syntax error an error
+// of decode carries: dsl quotes a duplicate key whole, and a child chooses
+// its keys.
+const maxSyntaxMsg = 128
+
+// shortSyntaxError returns err with its description cut to maxSyntaxMsg
+// bytes (between characters).
+func shortSyntaxError(err error) error {
+	var se *dsl.SyntaxError
+	if !errors.As(err, &se) || len(se.Msg) <= maxSyntaxMsg {
+		return err
+	}
+	msg := se.Msg[:maxSyntaxMsg]
+	for len(msg) > 0 && !utf8.RuneStart(se.Msg[len(msg)]) {
+		msg = msg[:len(msg)-1]
+	}
+	return &dsl.SyntaxError{Offset: se.Offset, Msg: msg + "…"}
+}
+
 // quote quotes s for a message, cut to 64 bytes.
 func quote(s string) string {
 	if len(s) > 64 {
@@ -366,7 +386,8 @@ func textValue(s string) any {
 	return dsl.NewObject(dsl.Member{Key: "base64", Value: base64.StdEncoding.EncodeToString([]byte(s))})
 }
 
-// getText reads what textValue wrote.
+// getText reads what textValue wrote. The base64 form must be canonical, as
+// textValue writes it: padded, its padding bits zero, no line breaks.
 func getText(o *dsl.Object, k string) (string, bool) {
 	v, _ := o.Get(k)
 	switch x := v.(type) {
@@ -374,10 +395,10 @@ func getText(o *dsl.Object, k string) (string, bool) {
 		return x, true
 	case *dsl.Object:
 		b64, ok := getString(x, "base64")
-		if !ok || x.Len() != 1 {
+		if !ok || x.Len() != 1 || strings.ContainsAny(b64, "\r\n") {
 			return "", false
 		}
-		b, err := base64.StdEncoding.DecodeString(b64)
+		b, err := base64.StdEncoding.Strict().DecodeString(b64)
 		if err != nil || utf8.Valid(b) {
 			return "", false // valid UTF-8 always crosses as a string
 		}
