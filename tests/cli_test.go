@@ -59,7 +59,8 @@ func (l leakChecked) Run() int {
 //     it SIGINT once FILE exists, and requires exit status CODE within
 //     WITHIN of the signal (guard scripts with [!windows]);
 //
-// and the variables $EXAMPLES, the directory of the example schemas the
+// the condition [race] (the tests run with the race detector), and the
+// variables $EXAMPLES, the directory of the example schemas the
 // demo uses, $PLUGINS, the example plugins, $DEMO, the demo's calls, and
 // $DEMOPLUGINS, the demo's own plugins (its Lua tool).
 func TestCLI(t *testing.T) {
@@ -91,6 +92,12 @@ func TestCLI(t *testing.T) {
 			env.Setenv("DEMOPLUGINS", demoPlugins)
 			env.Setenv("NO_COLOR", "")
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "race" {
+				return raceEnabled, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":     cmdExits,

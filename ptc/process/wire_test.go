@@ -119,7 +119,7 @@ var childMessages = []struct {
 		`{"t":"call","id":7,"ns":2,"name":"f","args":[{"z":true,"a":"é"},-1.5e-7,"x"]}`},
 	{"a call with 5,000 levels of nested arrays crosses", &message{T: msgCall, ID: 2, NS: 1, Name: "deep", Args: nestedArrays(5000, 1.0)}, ""},
 	{"a call with 5,000 levels of nested objects crosses", &message{T: msgCall, ID: 2, NS: 1, Name: "deep", Args: nestedObjects(5000, "bottom")}, ""},
-	{"a call with a 4 MiB string crosses", &message{T: msgCall, ID: 3, Name: "big", Args: strings.Repeat("ab\"\\\n\x01é", 1<<19)}, ""},
+	{"a call with a 1 MiB string crosses", &message{T: msgCall, ID: 3, Name: "big", Args: strings.Repeat("ab\"\\\n\x01é", 1<<17)}, ""},
 	{"a log entry crosses", &message{T: msgLog, Entry: "hello"}, `{"t":"log","entry":"hello"}`},
 	{"an empty log entry crosses as a string", &message{T: msgLog, Entry: ""}, `{"t":"log","entry":""}`},
 	{"a log entry that looks like the base64 form crosses as a string", &message{T: msgLog, Entry: `{"base64":"/w=="}`}, `{"t":"log","entry":"{\"base64\":\"/w==\"}"}`},
@@ -129,7 +129,7 @@ var childMessages = []struct {
 	{"a done message with a value crosses", &message{T: msgDone, Value: []any{1.0, "two", false}, HasValue: true}, `{"t":"done","value":[1,"two",false]}`},
 	{"a done message with a null value keeps its value", &message{T: msgDone, Value: nil, HasValue: true}, `{"t":"done","value":null}`},
 	{"a done message with 5,000 levels of nesting crosses", &message{T: msgDone, Value: nestedObjects(5000, nestedArrays(5000, nil)), HasValue: true}, ""},
-	{"a done message with a 4 MiB string crosses", &message{T: msgDone, Value: strings.Repeat("\u2028z", 1<<20), HasValue: true}, ""},
+	{"a done message with a 1 MiB string crosses", &message{T: msgDone, Value: strings.Repeat("\u2028z", 1<<18), HasValue: true}, ""},
 	{"a done message without a value crosses", &message{T: msgDone}, `{"t":"done"}`},
 	{"a done message with a failure crosses", &message{T: msgDone, Kind: "timeout", Message: "too slow"}, `{"t":"done","kind":"timeout","message":"too slow"}`},
 	{"a failure whose message has a lone surrogate crosses as base64", &message{T: msgDone, Kind: "exception", Message: "Error: " + loneSurrogate}, `{"t":"done","kind":"exception","message":{"base64":"RXJyb3I6IO2ggA=="}}`},
@@ -157,11 +157,11 @@ var parentMessages = []struct {
 		`{"global":"tools","errorClass":"ToolError","errorMember":"ToolCallError","names":["a","b"]},` +
 		`{"global":"fs","errorClass":"FsError","errorMember":"FsCallError","names":["read"]},` +
 		`{"global":"empty","errorClass":"E","errorMember":"M","names":[]}]}`},
-	{"a run with a 4 MiB program crosses", &message{T: msgRun, Program: strings.Repeat("x = '\u00e9\"';\n", 1<<18)}, ""},
+	{"a run with a 1 MiB program crosses", &message{T: msgRun, Program: strings.Repeat("x = '\u00e9\"';\n", 1<<16)}, ""},
 	{"a result with a value crosses", &message{T: msgResult, ID: 3, OK: true, Value: []any{1.0, "x"}}, `{"t":"result","id":3,"ok":true,"value":[1,"x"]}`},
 	{"a result with a null value crosses", &message{T: msgResult, ID: 1<<53 - 1, OK: true}, `{"t":"result","id":9007199254740991,"ok":true,"value":null}`},
 	{"a result with 5,000 levels of nesting crosses", &message{T: msgResult, ID: 4, OK: true, Value: nestedArrays(5000, nestedObjects(5000, 0.0))}, ""},
-	{"a result with a 4 MiB string crosses", &message{T: msgResult, ID: 5, OK: true, Value: strings.Repeat("\x00\u007f\U0001f600", 1<<20)}, ""},
+	{"a result with a 1 MiB string crosses", &message{T: msgResult, ID: 5, OK: true, Value: strings.Repeat("\x00\u007f\U0001f600", 1<<18)}, ""},
 	{"a result with an error crosses", &message{T: msgResult, ID: 3, Error: "boom"}, `{"t":"result","id":3,"ok":false,"error":"boom"}`},
 	{"a result with an error that is not UTF-8 crosses as base64", &message{T: msgResult, ID: 3, Error: strayByte}, `{"t":"result","id":3,"ok":false,"error":{"base64":"/w=="}}`},
 }

@@ -286,7 +286,10 @@ func (w *worker) failure(memoryMB float64) *ptc.Failure {
 // outOfMemory reports whether a child's last words say the Go runtime ran
 // out of memory (its data segment limit, or the OS refusing it).
 func outOfMemory(stderr []byte) bool {
-	for _, s := range []string{"fatal error: runtime: out of memory", "fatal error: out of memory", "runtime: cannot allocate memory"} {
+	for _, s := range []string{
+		"fatal error: runtime: out of memory", "fatal error: out of memory", "runtime: cannot allocate memory",
+		"ThreadSanitizer: internal allocator is out of memory", // a child built with -race
+	} {
 		if bytes.Contains(stderr, []byte(s)) {
 			return true
 		}
