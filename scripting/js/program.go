@@ -49,9 +49,13 @@ const maxCachedPrograms = 256
 
 // Messages a program's binding call rejects with.
 const (
-	msgArgsAbsent       = "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
-	msgArgsLossyPrefix  = "tool arguments must be lossless JSON: "
-	msgResolutionLossy  = "binding resolution must be lossless JSON"
+	msgArgsAbsent      = "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
+	msgArgsLossyPrefix = "tool arguments must be lossless JSON: "
+	msgResolutionLossy = "binding resolution must be lossless JSON"
+	// msgRunOverFormat is a call made after the program settled: the
+	// message the sub-call scheduler gives a call it abandons at the run's
+	// end (ptc.md §2.6), since the run is over for it too.
+	msgRunOverFormat    = "run_code run is over (run_code settled); %s tool call abandoned"
 	consoleMethodsCount = 5
 )
 
@@ -335,13 +339,14 @@ const preludeSrc = `(function (CapturedError, create, defineProperty, setPrototy
       }];
     },
     function plainError(message) { return new CapturedError(message); },
-    async function run(box, fn, args) {
+    async function run(box, fn, args, settled) {
       try {
         box.value = await apply(fn, undefined, args);
       } catch (e) {
         box.threw = true;
         box.error = e;
       }
+      settled();
     }
   ];
 })`
@@ -382,6 +387,10 @@ type programRun struct {
 	box     *goja.Object // the outcome, written by shell
 	args    []goja.Value // namespaces, error classes, console
 	makeErr []goja.Callable
+	// settled is set once the program has returned or thrown: a call its
+	// leftover code makes later (an async function still running) is
+	// refused and never reaches the bridge.
+	settled bool
 }
 
 // errRunStopped is the cause of a Break: the run's failure says why.
@@ -829,6 +838,9 @@ func (r *programRun) call(vm *goja.Runtime, i int, b ptc.Binding, arg goja.Value
 		_ = rej(r.bindingError(vm, i, b.Name, msg))
 		return p
 	}
+	if r.settled {
+		return reject(fmt.Sprintf(msgRunOverFormat, b.Name))
+	}
 	if arg == nil || goja.IsUndefined(arg) {
 		return reject(msgArgsAbsent)
 	}
@@ -928,7 +940,11 @@ func (r *programRun) start(vm *goja.Runtime) (goja.Value, error) {
 	b := vm.NewObject()
 	_ = b.SetPrototype(nil)
 	r.box = b
-	return r.shell(goja.Undefined(), b, mainFn, vm.NewArray(anySlice(r.args)...))
+	settled := native(vm, "settled", 0, func(goja.FunctionCall) goja.Value {
+		r.settled = true
+		return goja.Undefined()
+	})
+	return r.shell(goja.Undefined(), b, mainFn, vm.NewArray(anySlice(r.args)...), settled)
 }
 
 func anySlice(vs []goja.Value) []any {
