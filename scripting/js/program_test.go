@@ -222,6 +222,7 @@ func TestProgramRuntimeBindings(t *testing.T) {
 		{"a null-prototype argument is plain data", `const o = Object.create(null); o.value = "x"; o.nested = ["same"]; return await tools.count(o)`, `{"logs":[],"value":{"value":"x","nested":["same"]}}`, 1},
 		{"a lossy resolution rejects", `try { await tools.bad({}) } catch (e) { return [e.toolName, e.message] }`, `{"logs":[],"value":["bad","binding resolution must be lossless JSON"]}`, 0},
 		{"__proto__ and constructor are own bindings", `return [await tools["__proto__"]({}), await tools.constructor({})]`, `{"logs":[],"value":["proto-ok","ctor-ok"]}`, 0},
+		{"a call made by code still running after the return never reaches the binding", `(async () => { for (let i = 0; i < 100; i++) await null; await tools.count({}) })(); return 1`, `{"logs":[],"value":1}`, 0},
 		{"calls overlap under Promise.all", `return await Promise.all([tools.echo({value: "a"}), tools.echo({value: "b"})])`, `{"logs":[],"value":["echo:a","echo:b"]}`, 0},
 		{"a tampered Error.prototype does not break the error class", `Object.defineProperty(Object.prototype, "toolName", {set() { throw new Error("setter") }}); try { await tools.fail({}) } catch (e) { return e.toolName }`, `{"logs":[],"value":"fail"}`, 1},
 	}
