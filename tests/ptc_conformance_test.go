@@ -213,7 +213,7 @@ type ptcCase struct {
 	// skipProcess says why the case does not run under process isolation
 	// (a "skip-process" line); "" runs it there too.
 	skipProcess string
-	steps     []*ptcStep
+	steps       []*ptcStep
 }
 
 // ptcExecutorSetup is one executor line.

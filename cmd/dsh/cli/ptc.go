@@ -318,8 +318,24 @@ func newPTCChildCmd(o *options) *cobra.Command {
 // (<n> MiB)") even where the parent has no watchdog.
 func openChildRuntime(cfg process.ChildConfig) (ptc.Runtime, error) {
 	guard := scripting.NewMemoryGuard(int64(cfg.Budgets.MaxMemoryMB*scripting.MiB), scripting.MemoryGuardOptions{})
+	var rt ptc.Runtime
+	var err error
+	warmup := "return 1"
 	if cfg.Language == ptc.Lua {
-		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmStates: 1})
+		rt, err = lua.NewProgramRuntime(lua.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmStates: 1})
+	} else {
+		rt, err = js.NewProgramRuntime(js.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmRuntimes: 1})
+		warmup = "const x: number = 1; return x"
 	}
-	return js.NewProgramRuntime(js.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmRuntimes: 1})
+	if err != nil {
+		return nil, err
+	}
+	// One run before the child says it is ready, so that the first program
+	// it is given does not pay for what every first run pays once (esbuild
+	// parsing its runtime library, the interpreter's first allocations).
+	if _, err := rt.Run(context.Background(), ptc.Request{Program: warmup}); err != nil {
+		_ = rt.Close()
+		return nil, err
+	}
+	return rt, nil
 }

@@ -130,8 +130,7 @@ func (b *box) leaveResume() { b.resumeDepth-- }
 
 // resume is coroutine.resume giving the thread the resumer's context first,
 // then reraise.
-func (b *box) resume(orig lua.LValue) lua.LGFunction {
-	call := goFunction(orig)
+func (b *box) resume(call lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		syncContext(L.CheckThread(1), L)
 		b.enterResume(L)
@@ -166,8 +165,7 @@ func withoutContext(L *lua.LState, fn lua.LGFunction) int {
 
 // create is coroutine.create, counted by countCoroutine and made without a
 // context.
-func (b *box) create(orig lua.LValue) lua.LGFunction {
-	call := goFunction(orig)
+func (b *box) create(call lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		L.CheckFunction(1)
 		b.countCoroutine(L)
@@ -178,8 +176,7 @@ func (b *box) create(orig lua.LValue) lua.LGFunction {
 // wrap is coroutine.wrap, counted by countCoroutine and made without a
 // context, returning a function that gives the thread the caller's context
 // before resuming it.
-func (b *box) wrap(orig lua.LValue) lua.LGFunction {
-	call := goFunction(orig)
+func (b *box) wrap(call lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		top := L.GetTop()
 		L.CheckFunction(1)

@@ -145,103 +145,91 @@ func New(opts Options) (*lua.LState, error) {
 	return L, nil
 }
 
-// open opens the libraries and trims them.
-func (b *box) open(L *lua.LState) error {
-	for _, lib := range []struct {
-		name string
-		fn   lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-		{lua.CoroutineLibName, lua.OpenCoroutine},
-		{lua.OsLibName, lua.OpenOs},
-	} {
-		L.Push(L.NewFunction(lib.fn))
-		L.Push(lua.LString(lib.name))
-		if err := L.PCall(1, 0, nil); err != nil {
-			return fmt.Errorf("sandbox: opening %q: %w", lib.name, err)
-		}
-	}
-	g := L.G.Global
-	for _, name := range []string{"dofile", "loadfile", "getfenv", "setfenv", "module", "newproxy", "_printregs", "print", "_GOPHER_LUA_VERSION"} {
-		g.RawSetString(name, lua.LNil)
-	}
-	set := func(t *lua.LTable, name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
-	b.concatFn = L.NewFunction(b.concat)
-	self := L.NewUserData()
-	self.Value = b
-	L.G.Registry.RawSetString(boxKey, self)
-	b.protect = L.NewFunction(protected)
-	set(g, "require", b.require)
-	set(g, "load", b.load)
-	set(g, "loadstring", b.loadstring)
-	set(g, "collectgarbage", collectGarbage)
-	set(g, "setmetatable", setMetatable)
-	set(g, "pcall", b.pcall)
-	set(g, "xpcall", b.xpcall)
+// ownFuncs is how many functions open makes besides gopher-lua's kept ones
+// (a bound: past it, the functions take a second allocation).
+const ownFuncs = 30
 
-	str, err := libTable(g, "string")
+// open builds the sandboxed libraries: only their kept members, each state
+// with tables and function values of its own (see stdlib.go).
+func (b *box) open(L *lua.LState) error {
+	s, err := std()
 	if err != nil {
 		return err
 	}
-	str.RawSetString("dump", lua.LNil)
-	set(str, "rep", b.strRep)
-	set(str, "format", b.strFormat(str.RawGetString("format")))
-	set(str, "find", b.strFind)
-	set(str, "match", b.strMatch)
-	set(str, "gsub", b.strGsub)
-	gmatch := L.NewFunction(b.strGmatch)
+	g := L.G.Global
+	// The state's Go functions, as L.NewFunction makes them, in one
+	// allocation rather than one each.
+	funcs := make([]lua.LFunction, 0, s.count+ownFuncs)
+	fn := func(f lua.LGFunction) *lua.LFunction {
+		funcs = append(funcs, lua.LFunction{IsG: true, Env: L.Env, GFunction: f, Upvalues: []*lua.Upvalue{}})
+		return &funcs[len(funcs)-1]
+	}
+	lib := func(name string, extra int) *lua.LTable {
+		t := g
+		if name != lua.BaseLibName {
+			t = L.CreateTable(0, len(stdKept[name])+extra)
+			g.RawSetString(name, t)
+		}
+		for _, member := range stdKept[name] {
+			t.RawSetString(member, fn(s.funcs[name][member]))
+		}
+		return t
+	}
+	wrapped := func(libName, member string) lua.LGFunction { return s.funcs[libName][member] }
+
+	b.concatFn = fn(b.concat)
+	self := L.NewUserData()
+	self.Value = b
+	L.G.Registry.RawSetString(boxKey, self)
+	b.protect = fn(protected)
+
+	g.RawSetString("_G", g)
+	g.RawSetString("_VERSION", lua.LString(lua.LuaVersion))
+	lib(lua.BaseLibName, 0)
+	g.RawSetString("ipairs", L.NewClosure(s.ipairs, fn(s.ipairsAux)))
+	g.RawSetString("pairs", L.NewClosure(s.pairs, fn(s.pairsAux)))
+	g.RawSetString("require", fn(b.require))
+	g.RawSetString("load", fn(b.load))
+	g.RawSetString("loadstring", fn(b.loadstring))
+	g.RawSetString("collectgarbage", fn(collectGarbage))
+	g.RawSetString("setmetatable", fn(setMetatable))
+	g.RawSetString("pcall", fn(b.pcall))
+	g.RawSetString("xpcall", fn(b.xpcall))
+
+	str := lib(lua.StringLibName, 7)
+	str.RawSetString("rep", fn(b.strRep))
+	str.RawSetString("format", fn(b.strFormat(wrapped(lua.StringLibName, "format"))))
+	str.RawSetString("find", fn(b.strFind))
+	str.RawSetString("match", fn(b.strMatch))
+	str.RawSetString("gsub", fn(b.strGsub))
+	gmatch := fn(b.strGmatch)
 	str.RawSetString("gmatch", gmatch)
 	str.RawSetString("gfind", gmatch)
-	// gopher-lua makes the string library table the strings' metatable too
-	// (string.__index == string). Give strings a metatable of their own,
-	// which getmetatable("") does not reveal.
-	str.RawSetString("__index", lua.LNil)
+	// Strings get a metatable of their own (gopher-lua's would be the
+	// string library table itself, string.__index == string), which
+	// getmetatable("") does not reveal.
 	strMeta := L.CreateTable(0, 2)
 	strMeta.RawSetString("__index", str)
 	strMeta.RawSetString("__metatable", lua.LString("protected"))
 	L.SetMetatable(lua.LString(""), strMeta)
 
-	tbl, err := libTable(g, "table")
-	if err != nil {
-		return err
-	}
-	set(tbl, "concat", b.tableConcat)
-	set(tbl, "insert", tableInsert(tbl.RawGetString("insert")))
+	tbl := lib(lua.TabLibName, 2)
+	tbl.RawSetString("concat", fn(b.tableConcat))
+	tbl.RawSetString("insert", fn(tableInsert(wrapped(lua.TabLibName, "insert"))))
 
-	m, err := libTable(g, "math")
-	if err != nil {
-		return err
-	}
+	m := lib(lua.MathLibName, 4)
+	m.RawSetString("pi", lua.LNumber(math.Pi))
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
-	set(m, "random", b.mathRandom)
-	set(m, "randomseed", b.mathRandomseed)
+	m.RawSetString("random", fn(b.mathRandom))
+	m.RawSetString("randomseed", fn(b.mathRandomseed))
 
-	co, err := libTable(g, "coroutine")
-	if err != nil {
-		return err
-	}
-	set(co, "create", b.create(co.RawGetString("create")))
-	set(co, "resume", b.resume(co.RawGetString("resume")))
-	set(co, "wrap", b.wrap(co.RawGetString("wrap")))
+	co := lib(lua.CoroutineLibName, 3)
+	co.RawSetString("create", fn(b.create(wrapped(lua.CoroutineLibName, "create"))))
+	co.RawSetString("resume", fn(b.resume(wrapped(lua.CoroutineLibName, "resume"))))
+	co.RawSetString("wrap", fn(b.wrap(wrapped(lua.CoroutineLibName, "wrap"))))
 
-	osLib, err := libTable(g, "os")
-	if err != nil {
-		return err
-	}
-	safeOS := L.CreateTable(0, 3)
-	safeOS.RawSetString("time", osLib.RawGetString("time"))
-	safeOS.RawSetString("clock", osLib.RawGetString("clock"))
-	safeOS.RawSetString("date", L.NewFunction(b.osDate(osLib.RawGetString("date"))))
-	g.RawSetString("os", safeOS)
-
-	// The libraries' own tables in the registry's _LOADED (unreachable
-	// without debug, but the full os library should not linger).
-	if reg, ok := L.Get(lua.RegistryIndex).(*lua.LTable); ok {
-		reg.RawSetString("_LOADED", lua.LNil)
-	}
+	osLib := lib(lua.OsLibName, 1)
+	osLib.RawSetString("date", fn(b.osDate(wrapped(lua.OsLibName, "date"))))
 	return nil
 }
 
@@ -252,17 +240,6 @@ func libTable(g *lua.LTable, name string) (*lua.LTable, error) {
 		return nil, fmt.Errorf("sandbox: the %s library is missing", name)
 	}
 	return t, nil
-}
-
-// goFunction returns the Go function behind a library function value.
-func goFunction(v lua.LValue) lua.LGFunction {
-	if f, ok := v.(*lua.LFunction); ok && f.IsG {
-		return f.GFunction
-	}
-	return func(L *lua.LState) int {
-		L.RaiseError("sandbox: library function missing")
-		return 0
-	}
 }
 
 // collectGarbage replaces collectgarbage, which runs a full Go collection
@@ -294,8 +271,7 @@ func setMetatable(L *lua.LState) int {
 // tableInsert is table.insert refusing a position beyond #t+1 (as Lua 5.2
 // does), which gopher-lua would honour by growing the table's array part up
 // to it, a gigabyte for t[6e7].
-func tableInsert(orig lua.LValue) lua.LGFunction {
-	insert := goFunction(orig)
+func tableInsert(insert lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if L.GetTop() == 3 {
 			t := L.CheckTable(1)
@@ -344,8 +320,7 @@ func (b *box) mathRandomseed(L *lua.LState) int {
 
 // osDate is os.date with a format short enough that the result stays within
 // MaxStringBytes (a conversion expands to at most 32 bytes or so).
-func (b *box) osDate(orig lua.LValue) lua.LGFunction {
-	date := goFunction(orig)
+func (b *box) osDate(date lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		if L.GetTop() >= 1 {
 			if f := L.CheckString(1); len(f) > b.opts.MaxStringBytes/32 {

@@ -39,8 +39,7 @@ func (b *box) strRep(L *lua.LState) int {
 // strFormat is gopher-lua's string.format (Go's fmt under Lua's syntax)
 // after checking the format as Lua 5.1 does, width and precision of at most
 // two digits, and that the result cannot exceed MaxStringBytes.
-func (b *box) strFormat(orig lua.LValue) lua.LGFunction {
-	format := goFunction(orig)
+func (b *box) strFormat(format lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		f := L.CheckString(1)
 		bound := float64(len(f))
