@@ -100,3 +100,16 @@ func closeInheritedOnExec() {
 		}
 	}
 }
+
+// blockingPipe returns a pipe whose read end reads with blocking system
+// calls rather than through Go's network poller: the thread reading a
+// child's messages sleeps in read(2) and is woken by the kernel itself
+// when a message arrives, one wake-up instead of the poller's two (about
+// a third of a sub-call's cost across the pipes was parking and waking).
+func blockingPipe() (r, w *os.File, err error) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
+		return nil, nil, err
+	}
+	return os.NewFile(uintptr(p[0]), "|0"), os.NewFile(uintptr(p[1]), "|1"), nil
+}

@@ -2,7 +2,10 @@
 
 package process
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // limitSelf sets no OS limit where the OS offers no data-segment limit Go's
 // heap obeys: Go's memory limit, the run's heap guard and the parent's
@@ -29,3 +32,6 @@ func signalName(sig syscall.Signal) string { return sig.String() }
 // closeInheritedOnExec does nothing here: descriptors this process
 // inherited without close-on-exec reach its children.
 func closeInheritedOnExec() {}
+
+// blockingPipe returns a pipe (see the Linux version).
+func blockingPipe() (r, w *os.File, err error) { return os.Pipe() }

@@ -27,9 +27,11 @@ type run struct {
 	w      *worker
 
 	bindings []map[string]ptc.Binding
-	nextID   int64
+	callCtx  context.Context // the calls' context: ends with the run
+	nextID   int64           // the last call id (the monitor's)
 	calls    sync.WaitGroup
-	killed   *ptc.Failure // the failure this side killed the child for
+	end      chan *message // the child's done or misuse message
+	killed   *ptc.Failure  // the failure this side killed the child for
 }
 
 // stop ends the run with cause (Close's errDisposed).
@@ -62,6 +64,9 @@ func (r *run) run() (ptc.Result, error) {
 			r.bindings[i][b.Name] = b
 		}
 	}
+	r.callCtx = callCtx
+	r.end = make(chan *message, 1)
+	w.attach(r)
 	if err := w.send(&message{T: msgRun, Program: r.req.Program, Bindings: wire}); err != nil {
 		<-w.exited
 		return r.died(), nil
@@ -73,10 +78,8 @@ func (r *run) run() (ptc.Result, error) {
 	defer tick.Stop()
 	for {
 		select {
-		case m := <-w.msgs:
-			if res, end, err := r.handle(callCtx, m); end {
-				return res, err
-			}
+		case m := <-r.end:
+			return r.finish(m)
 		case <-w.exited:
 			return r.died(), nil
 		case <-r.ctx.Done():
@@ -95,43 +98,51 @@ func (r *run) run() (ptc.Result, error) {
 	}
 }
 
-// handle takes one message of the child's during the run; end says the run
-// is over with res (and err, for a refused run).
-func (r *run) handle(ctx context.Context, m *message) (res ptc.Result, end bool, err error) {
-	w := r.w
+// take handles one message of the child's during the run, on the worker's
+// monitor goroutine, in the order they came: a call is submitted, a log
+// entry charged, and the run's end (done, misuse) handed to the run, the
+// child becoming idle. An error is a protocol violation.
+func (r *run) take(m *message) error {
 	switch m.T {
 	case msgCall:
-		if err := r.call(ctx, m); err != nil {
-			w.violate(err)
-		}
+		return r.call(r.callCtx, m)
 	case msgLog:
 		if r.req.OnLog != nil {
 			r.req.OnLog(m.Entry)
 		}
 		r.ledger.Log(m.Entry)
-	case msgDone:
-		res := ptc.Result{Value: m.Value, HasValue: m.HasValue}
-		reusable := true
-		if m.Kind != "" {
-			res = ptc.Result{Err: &ptc.Failure{Kind: ptc.Kind(m.Kind), Message: m.Message}}
-			switch res.Err.Kind {
-			case ptc.KindTimeout, ptc.KindAbort, ptc.KindWorkerExit:
-				reusable = false // never reused after a timeout, an abort or a crash
-			}
-		}
-		r.rt.release(w, reusable)
-		return r.ledger.Finish(res), true, nil
-	case msgMisuse:
+	case msgDone, msgMisuse:
+		r.w.detach()
+		r.end <- m
+	default:
+		return fmt.Errorf("unexpected %s message during a run", m.T)
+	}
+	return nil
+}
+
+// finish is the result of the child's done or misuse message; the child is
+// idle again, or replaced when it cannot be trusted with another run.
+func (r *run) finish(m *message) (ptc.Result, error) {
+	w := r.w
+	if m.T == msgMisuse {
 		r.rt.release(w, true)
 		msg := m.Error
 		if len(msg) > maxMisuse {
 			msg = msg[:maxMisuse] + "…"
 		}
-		return ptc.Result{}, true, errors.New(msg)
-	default:
-		w.violate(fmt.Errorf("unexpected %s message during a run", m.T))
+		return ptc.Result{}, errors.New(msg)
 	}
-	return ptc.Result{}, false, nil
+	res := ptc.Result{Value: m.Value, HasValue: m.HasValue}
+	reusable := true
+	if m.Kind != "" {
+		res = ptc.Result{Err: &ptc.Failure{Kind: ptc.Kind(m.Kind), Message: m.Message}}
+		switch res.Err.Kind {
+		case ptc.KindTimeout, ptc.KindAbort, ptc.KindWorkerExit:
+			reusable = false // never reused after a timeout, an abort or a crash
+		}
+	}
+	r.rt.release(w, reusable)
+	return r.ledger.Finish(res), nil
 }
 
 // call dispatches one binding call of the child's. Its Start (when the
@@ -215,29 +226,17 @@ func (r *run) watch(began time.Time, ticks0 int64, buf []byte) *ptc.Failure {
 	return nil
 }
 
-// died is the result of a run whose child is gone without settling: the
-// log entries it sent first are charged, and a settlement it sent before
-// dying still counts.
+// died is the result of a run whose child is gone without settling (every
+// frame it sent first was taken: its log entries are charged), or gone
+// after settling, which still counts unless this side killed it.
 func (r *run) died() ptc.Result {
-	for {
-		select {
-		case m := <-r.w.msgs:
-			switch m.T {
-			case msgLog:
-				if r.req.OnLog != nil {
-					r.req.OnLog(m.Entry)
-				}
-				r.ledger.Log(m.Entry)
-				continue
-			case msgDone:
-				if r.killed == nil {
-					res, _, _ := r.handle(r.ctx, m)
-					return res
-				}
-			}
-		default:
+	select {
+	case m := <-r.end:
+		if r.killed == nil && m.T == msgDone {
+			res, _ := r.finish(m)
+			return res
 		}
-		break
+	default:
 	}
 	f := r.killed
 	if f == nil {

@@ -263,14 +263,14 @@ func (rt *Runtime) take(ctx context.Context) (*worker, error) {
 	for len(rt.idle) > 0 {
 		w := rt.idle[len(rt.idle)-1]
 		rt.idle = rt.idle[:len(rt.idle)-1]
-		if w.alive() && len(w.msgs) == 0 {
+		if w.alive() {
 			rt.refill()
 			rt.mu.Unlock()
 			return w, nil
 		}
-		// Dead while idle, or it spoke unasked: replace it.
+		// Dead while idle (it spoke unasked, or crashed): replace it.
 		rt.mu.Unlock()
-		rt.retire(w, fmt.Errorf("%w: it sent a message while idle", errProtocol))
+		rt.retire(w, errRecycled)
 		rt.mu.Lock()
 	}
 	rt.refill()

@@ -28,8 +28,8 @@ const writeTimeout = 10 * time.Second
 type worker struct {
 	cmd      *exec.Cmd
 	pid      int
-	in       *os.File // the child's standard input, our end
-	msgs     chan *message
+	in       *os.File      // the child's standard input, our end
+	ready    chan *message // the child's first message, for awaitReady
 	exited   chan struct{} // closed once the child is gone and reaped
 	dead     chan struct{} // closed when it is killed
 	deadOnce sync.Once
@@ -39,6 +39,8 @@ type worker struct {
 	wmu sync.Mutex // serializes writes to in
 
 	mu       sync.Mutex
+	started  bool  // its first message came
+	cur      *run  // the run it serves; nil while idle
 	killed   error // why we killed it (nil: we did not)
 	violated error // the protocol violation that made us kill it
 	state    *os.ProcessState
@@ -56,7 +58,7 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
+	outR, outW, err := blockingPipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
@@ -88,7 +90,7 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 		errR.Close()
 		return nil, err
 	}
-	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: inW, msgs: make(chan *message, 16), exited: make(chan struct{}), dead: make(chan struct{}), maxFrame: maxFrame}
+	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: inW, ready: make(chan *message, 1), exited: make(chan struct{}), dead: make(chan struct{}), maxFrame: maxFrame}
 	go w.monitor(outR, errR)
 	body, err := (&message{T: msgConfig, Config: cfg}).encode()
 	if err == nil {
@@ -102,9 +104,12 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 	return w, nil
 }
 
-// monitor reads the child's frames into msgs until its output ends, keeps
-// the tail of its standard error, then reaps it and closes exited. A frame
-// that breaks the protocol kills the child.
+// monitor reads the child's frames until its output ends, keeps the tail of
+// its standard error, then reaps it and closes exited. Its first frame goes
+// to awaitReady; later ones to the run it serves, handled here as they
+// arrive (a call is submitted in arrival order, a log entry charged). A
+// frame that breaks the protocol, or comes while the child is idle, kills
+// the child.
 func (w *worker) monitor(out, errOut *os.File) {
 	var tail bytes.Buffer
 	drained := make(chan struct{})
@@ -138,9 +143,21 @@ func (w *worker) monitor(out, errOut *os.File) {
 			w.violate(err)
 			break
 		}
-		select {
-		case w.msgs <- m:
-		case <-w.dead:
+		w.mu.Lock()
+		first, r := !w.started, w.cur
+		w.started = true
+		w.mu.Unlock()
+		switch {
+		case first:
+			w.ready <- m
+		case r != nil:
+			err = r.take(m)
+		default:
+			err = fmt.Errorf("a %s message while idle", m.T)
+		}
+		if err != nil {
+			w.violate(err)
+			break
 		}
 	}
 	// Whatever ended the output, the child is done for: make sure, then
@@ -229,7 +246,7 @@ func (w *worker) awaitReady(ctx context.Context, timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case m := <-w.msgs:
+	case m := <-w.ready:
 		if m.T == msgReady {
 			return nil
 		}
@@ -310,4 +327,18 @@ func lastLines(b []byte, n int) []byte {
 		lines = lines[:n]
 	}
 	return bytes.Join(lines, []byte("; "))
+}
+
+// attach makes r the run w serves.
+func (w *worker) attach(r *run) {
+	w.mu.Lock()
+	w.cur = r
+	w.mu.Unlock()
+}
+
+// detach makes w idle: a frame it sends from now on breaks the protocol.
+func (w *worker) detach() {
+	w.mu.Lock()
+	w.cur = nil
+	w.mu.Unlock()
 }
