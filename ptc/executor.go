@@ -293,9 +293,10 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	return OutputValue(res)
 }
 
-// snapshotArguments checks a sub-call's arguments and takes their two
-// independent snapshots (§2.5 step 2): one to dispatch, one for the log.
-// The checks come in this order: lossless JSON, then nesting within
+// snapshotArguments checks a sub-call's arguments and returns what to
+// dispatch and what to log (§2.5 step 2: independent of each other, which
+// the engine's own snapshot of the dispatched value ensures). The checks
+// come in this order: lossless JSON, then nesting within
 // maxDepth, then size within maxBytes. Arguments in dsl's form (what
 // runtimes hand over) are measured before anything is copied, and only up
 // to the first cap passed; other Go values are measured as their first
@@ -322,15 +323,15 @@ func snapshotArguments(args any, maxDepth, maxBytes int) (dispatched, logged any
 		}
 		return nil, nil, fmt.Errorf("run_code argument size limit reached: a tool call's arguments may be at most %d bytes", maxBytes)
 	}
-	dispatched, err = dsl.Snapshot(args)
-	if err != nil {
+	// One value serves both: it is the runtime's own, converted for this
+	// call and never touched again (Binding's contract), the engine takes
+	// its own snapshot of what it dispatches before any policy sees it
+	// (pipeline C4), and the log only reads it. So the log cannot see a
+	// policy's change, as two snapshots here would ensure, at no copy.
+	if err := dsl.CheckLossless(args); err != nil {
 		return nil, nil, losslessError(err)
 	}
-	logged, err = dsl.Snapshot(args)
-	if err != nil {
-		return nil, nil, losslessError(err)
-	}
-	return dispatched, logged, nil
+	return args, args, nil
 }
 
 // losslessError is the bridge's message for arguments that are not lossless

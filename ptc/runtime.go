@@ -54,7 +54,9 @@ type Result struct {
 }
 
 // Binding is one function a namespace offers the program. Call gets the
-// arguments the program passed, already checked as lossless JSON, and
+// arguments the program passed, already checked as lossless JSON and
+// converted for this call alone (the runtime never touches them again, so
+// the binding may keep them without a copy), and
 // returns the value the program's call resolves with (lossless JSON) or an
 // error whose message the program's error class carries.
 type Binding struct {
