@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 )
 
@@ -47,6 +48,12 @@ type options struct {
 	httpAllow   []string
 	memoryLimit int // MiB; 0 turns the guard off
 	ptc         ptcFlags
+	mcp         []string // --mcp NAME=COMMAND ARGS... | NAME=URL
+	mcpConfig   string   // --mcp-config FILE
+
+	// approval, when set, is mounted instead of --approve's service
+	// (dsh serve's MCP elicitation).
+	approval engine.ApprovalService
 
 	// Standard streams of this Run.
 	stdin          io.Reader
@@ -69,6 +76,8 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.IntVar(&o.memoryLimit, "memory-limit", defaultMemoryLimit, "stop the calls whose scripts run while the heap passes `MiB` (0 turns the limit off)")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil, "`HOSTS` dsh/http may fetch from, comma-separated (default loopback only)")
 	root.MarkFlagsMutuallyExclusive("agent", "no-agent")
+	f.StringArrayVar(&o.mcp, "mcp", nil, mcpFlagHelp)
+	f.StringVar(&o.mcpConfig, "mcp-config", "", mcpConfigFlagHelp)
 	o.ptc.add(root)
 }
 
@@ -87,6 +96,9 @@ func (o *options) check() error {
 		return fmt.Errorf("--max-parallel %d: maxParallelToolCalls must be a positive integer", o.maxParallel)
 	}
 	if err := o.ptc.check(); err != nil {
+		return err
+	}
+	if err := o.checkMCP(); err != nil {
 		return err
 	}
 	if !o.noAgent && o.agent == "" {

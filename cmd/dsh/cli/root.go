@@ -131,7 +131,7 @@ when interrupted.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	o.addGlobalFlags(root)
 	root.AddCommand(newVersionCmd(), newSchemaCmd(),
-		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o), newWatchCmd(o), newPTCCmd(o), newDescribeCmd(o), newPTCChildCmd(o))
+		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o), newWatchCmd(o), newPTCCmd(o), newDescribeCmd(o), newPTCChildCmd(o), newServeCmd(o))
 	return root
 }
 

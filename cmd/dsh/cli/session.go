@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
@@ -37,6 +38,7 @@ type session struct {
 	scopes  map[*engine.Agent]*engine.Scope
 	runtime ptc.Runtime            // run_code's, under a PTC executor
 	memory  *scripting.MemoryGuard // --memory-limit's, shared by plugins and programs
+	mcp     *mcp.Client            // the imported MCP servers (--mcp, --mcp-config)
 }
 
 // diagnostic is a plugin that failed to load, named by its path as the
@@ -81,7 +83,11 @@ func newSession(o *options) (*session, error) {
 
 	engineOpts := []engine.Option{engine.WithLogger(logger)}
 	s.answers = newLineReader(o.stdin)
-	if a := approvalService(o.approveMode(), s.answers, o.stderr); a != nil {
+	a := o.approval // serve's elicitation, when it replaces the prompt
+	if a == nil {
+		a = approvalService(o.approveMode(), s.answers, o.stderr)
+	}
+	if a != nil {
 		engineOpts = append(engineOpts, engine.WithApproval(a))
 	}
 	s.svc = engine.New(engineOpts...)
@@ -169,6 +175,7 @@ type loadedPlugin struct {
 // fails is a diagnostic, kept in s.diags; the others load. It returns the
 // plugins that loaded, each with the registrations it made (tools/change
 // events heard while its commit ran).
+// Then it imports the MCP servers of --mcp and --mcp-config (connectMCP).
 func (s *session) loadAll(ctx context.Context) ([]loadedPlugin, error) {
 	dirs, err := s.opts.scriptDirs()
 	if err != nil {
@@ -202,7 +209,7 @@ func (s *session) loadAll(ctx context.Context) ([]loadedPlugin, error) {
 			loaded = append(loaded, loadedPlugin{path: path, plugin: p, changes: pending})
 		}
 	}
-	return loaded, nil
+	return loaded, s.connectMCP(ctx)
 }
 
 // printDiagnostics writes every diagnostic, one "file:line:col: message"
@@ -229,6 +236,7 @@ func (s *session) scope(agent *engine.Agent) *engine.Scope {
 func (s *session) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), disposeTimeout)
 	defer cancel()
+	s.closeMCP()
 	if err := scripting.DisposeAll(ctx, s.plugins); err != nil {
 		s.logger.Warn("disposing plugins", "error", err)
 	}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/scripting"
+)
+
+// mcpFlagHelp and mcpConfigFlagHelp document --mcp and --mcp-config.
+const (
+	mcpFlagHelp = "import an MCP server's tools as NAME.tool: `NAME=COMMAND ARGS...` (stdio, one quoted\n" +
+		"argument) or NAME=URL (streamable HTTP); repeatable"
+	mcpConfigFlagHelp = "import the MCP servers of `FILE` ({\"mcpServers\": ...}, as Claude Desktop and Claude Code write it)"
+)
+
+// checkMCP validates the --mcp values: a malformed one is a usage error.
+func (o *options) checkMCP() error {
+	for _, v := range o.mcp {
+		if _, err := mcp.ParseSpec(v); err != nil {
+			return fmt.Errorf("--mcp %s: %v", v, err)
+		}
+	}
+	return nil
+}
+
+// mcpSpecs are the servers to import: those of --mcp-config, then --mcp's.
+// A file that cannot be read or parsed, or a name given twice, is a
+// problem the user must fix.
+func (o *options) mcpSpecs() ([]mcp.ServerSpec, error) {
+	var specs []mcp.ServerSpec
+	if o.mcpConfig != "" {
+		var err error
+		if specs, err = mcp.LoadConfig(o.mcpConfig); err != nil {
+			return nil, userErrorf("--mcp-config %s: %v", o.mcpConfig, pathErr(err))
+		}
+	}
+	for _, v := range o.mcp {
+		spec, err := mcp.ParseSpec(v)
+		if err != nil { // checked by options.check already
+			return nil, fmt.Errorf("--mcp %s: %v", v, err)
+		}
+		specs = append(specs, spec)
+	}
+	if err := mcp.CheckNames(specs); err != nil {
+		return nil, userErrorf("%v", err)
+	}
+	return specs, nil
+}
+
+// connectMCP imports the MCP servers of the flags into the engine. A tool
+// outside the schema subset, or a server not reached (it is retried in the
+// background), is a diagnostic named "mcp:NAME", printed with the plugins'.
+// With --verbose the servers' standard error is passed through.
+func (s *session) connectMCP(ctx context.Context) error {
+	specs, err := s.opts.mcpSpecs()
+	if err != nil || len(specs) == 0 {
+		return err
+	}
+	var stderr io.Writer
+	if s.opts.verbose {
+		stderr = s.opts.stderr
+	}
+	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr})
+	s.mcp = client
+	for _, d := range diags {
+		path := "mcp:" + d.Server
+		s.diags = append(s.diags, diagnostic{path: path, d: &scripting.Diagnostic{File: path, Message: d.Error(), Err: d}})
+	}
+	return nil
+}
+
+// closeMCP disconnects the imported servers.
+func (s *session) closeMCP() {
+	if s.mcp != nil {
+		_ = s.mcp.Close()
+	}
+}

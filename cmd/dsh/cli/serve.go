@@ -1,0 +1,173 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/mcp"
+)
+
+// shutdownTimeout bounds how long stopping the HTTP server waits for its
+// requests.
+const shutdownTimeout = 5 * time.Second
+
+func newServeCmd(o *options) *cobra.Command {
+	var httpAddr, tokenFile string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the tools to MCP clients (stdio, or streamable HTTP)",
+		Long: `Serve loads the plugins and serves what the selected --executor shows the
+model (the tools, or run_code under --executor ptc) over the Model Context
+Protocol: on standard input and output by default, or over streamable HTTP
+with --http ADDR (loopback only unless ADDR names another interface; the
+endpoint is /mcp). Every tools/call runs as a model-direct call of --agent
+through the whole pipeline: policies, guards, timeouts, the --log.
+
+An ask decision becomes an elicitation request to the client (--approve
+prompt, the default here): accepting allows the call once, declining or
+cancelling denies it, and so does a client without elicitation. --approve
+allow, deny and none answer every ask as elsewhere.
+
+Over HTTP, requests whose Host or Origin is not loopback (or the address's
+own host) are refused (403), and with --token-file every request must carry
+"Authorization: Bearer <token>" (401 otherwise). Plugins are loaded once
+(--watch is not supported yet). Diagnostics go to standard error.`,
+		Example: `  dsh --scripts scripts/examples/plugins serve
+  dsh --scripts scripts/examples/plugins --executor ptc serve --http 127.0.0.1:8080 --token-file token.txt`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd.Context(), o, httpAddr, tokenFile)
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require the bearer token in `FILE` on every HTTP request")
+	return cmd
+}
+
+func serve(ctx context.Context, o *options, httpAddr, tokenFile string) error {
+	if tokenFile != "" && httpAddr == "" {
+		return errors.New("--token-file needs --http")
+	}
+	var host, port string
+	if httpAddr != "" {
+		var err error
+		if host, port, err = net.SplitHostPort(httpAddr); err != nil {
+			return fmt.Errorf("--http %s: want HOST:PORT, such as 127.0.0.1:8080", httpAddr)
+		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+	}
+	var token string
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return userErrorf("--token-file %s: %v", tokenFile, pathErr(err))
+		}
+		if token = strings.TrimSpace(string(b)); token == "" {
+			return userErrorf("--token-file %s: the file is empty", tokenFile)
+		}
+	}
+	switch o.approve {
+	case "", approvePrompt:
+		// Under stdio, standard input is the protocol: the client asks.
+		o.approval = mcp.Approval(nil)
+	}
+
+	s, err := newSession(o)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	var log engine.EventLog
+	if o.logFile != "" {
+		l, err := engine.OpenJSONLLog(o.logFile)
+		if err != nil {
+			return userErrorf("--log %s: %v", o.logFile, pathErr(err))
+		}
+		defer l.Close()
+		log = l
+	}
+	if _, err := s.loadAll(ctx); err != nil {
+		return err
+	}
+	s.printDiagnostics(o.stderr)
+	srv, err := mcp.NewServer(ctx, s.svc, mcp.ServerOptions{
+		Agent: s.agent, Name: "dsh", Version: mainVersion(), Logger: s.logger, Log: log,
+	})
+	if err != nil {
+		return userErrorf("%v", err)
+	}
+	defer srv.Close()
+
+	if httpAddr == "" {
+		err := srv.Run(ctx, stdio(o))
+		if err != nil && ctx.Err() == nil {
+			return userErrorf("serving MCP on stdio: %v", err)
+		}
+		return nil
+	}
+	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token)
+}
+
+// stdio is the transport on the command's standard streams.
+func stdio(o *options) sdk.Transport {
+	if o.stdin == os.Stdin && o.stdout == os.Stdout {
+		return &sdk.StdioTransport{}
+	}
+	return &sdk.IOTransport{Reader: io.NopCloser(o.stdin), Writer: nopCloser{o.stdout}}
+}
+
+// nopCloser is a writer whose Close does nothing.
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// serveHTTP serves srv on addr until ctx is cancelled, after printing its
+// URL on stderr.
+func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return userErrorf("--http %s: %v", addr, err)
+	}
+	opts := mcp.HTTPOptions{Token: token}
+	if h := ln.Addr().(*net.TCPAddr).IP; !h.IsLoopback() {
+		host, _, _ := net.SplitHostPort(addr)
+		if h.IsUnspecified() {
+			host = "*" // every interface: any name may reach it
+		}
+		opts.AllowedHosts = []string{host}
+		if token == "" {
+			fmt.Fprintf(o.stderr, "dsh: warning: serving on %s, beyond loopback, without --token-file\n", addr)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler(opts))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(o.stderr, "dsh: serving MCP at http://%s/mcp\n", ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		return userErrorf("--http %s: %v", addr, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	<-done
+	return nil
+}

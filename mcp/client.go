@@ -1,0 +1,639 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// The defaults of [Options].
+const (
+	DefaultConnectTimeout = 60 * time.Second
+	DefaultMinBackoff     = 100 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+)
+
+// Options configures [Connect].
+type Options struct {
+	// Logger hears what happens after Connect returned: lost connections,
+	// reconnections, and the diagnostics of a later listing. nil discards.
+	Logger *slog.Logger
+	// Stderr receives the standard error of stdio servers; nil discards
+	// it. Either way its last line is kept for the reason a server is not
+	// connected.
+	Stderr io.Writer
+	// Dial makes the transport of one connection attempt to spec. nil
+	// starts spec.Command with a [sdk.CommandTransport], or connects to
+	// spec.URL with a [sdk.StreamableClientTransport].
+	Dial func(ctx context.Context, spec ServerSpec) (sdk.Transport, error)
+	// ConnectTimeout bounds one attempt: starting or reaching the server,
+	// initializing, and listing its tools (DefaultConnectTimeout when 0).
+	ConnectTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait before reconnecting: it
+	// starts at MinBackoff and doubles after each failed attempt up to
+	// MaxBackoff (DefaultMinBackoff and DefaultMaxBackoff when 0).
+	MinBackoff, MaxBackoff time.Duration
+}
+
+func (o *Options) connectTimeout() time.Duration {
+	if o.ConnectTimeout > 0 {
+		return o.ConnectTimeout
+	}
+	return DefaultConnectTimeout
+}
+
+func (o *Options) backoff() (lo, hi time.Duration) {
+	lo, hi = o.MinBackoff, o.MaxBackoff
+	if lo <= 0 {
+		lo = DefaultMinBackoff
+	}
+	if hi <= 0 {
+		hi = DefaultMaxBackoff
+	}
+	return lo, max(lo, hi)
+}
+
+// Diagnostic is an imported tool that is not registered, or a server that
+// could not be reached (Tool is empty), with the reason.
+type Diagnostic struct {
+	Server string
+	Tool   string
+	Reason string
+}
+
+// Error renders `tool "NAME": REASON`, or the reason alone for the server.
+func (d Diagnostic) Error() string {
+	if d.Tool == "" {
+		return d.Reason
+	}
+	return fmt.Sprintf("tool %q: %s", d.Tool, d.Reason)
+}
+
+// Client is a set of imported MCP servers: each server's tools are
+// registered in the engine's global layer as "NAME.tool", and kept in step
+// with the server while it runs.
+//
+// A server's tools are registered in one [engine.Service.Swap] per listing,
+// as a plugin's hot reload is: at start, after a reconnection, and on the
+// server's notifications/tools/list_changed, so a call sees the old tool
+// set or the new one, never a mix. A server that exits or disconnects keeps
+// its tools registered; their calls fail with `MCP server "NAME" is not
+// connected: REASON` while dsh reconnects (restarting a stdio server) with
+// exponential backoff.
+//
+// A call runs the tool with the call's ctx, so cancelling the call cancels
+// the request at the server (notifications/cancelled). Its outcome:
+//   - isError: a tool failure whose message is the result's text content
+//     (other blocks count as "[type content]").
+//   - otherwise the content becomes the call's content: text blocks as
+//     text, image blocks as {type: "image", attachment: {mimeType, data}}
+//     (data in base64), any other block (audio, resource, resource_link)
+//     kept as the server sent it. The value is the structuredContent when
+//     there is one; else the text joined by newlines when every block is
+//     text; else the content blocks themselves (a JSON array).
+//
+// The parameters are the tool's input schema, and the output schema its
+// outputSchema (any value without one); both must lie inside dsh's enforced
+// subset of JSON Schema (a root "$schema" is dropped first). A tool outside
+// it is not registered: [Connect] returns a [Diagnostic] with the reason. A
+// tool annotated readOnlyHint runs in parallel with other calls; the others
+// are exclusive.
+type Client struct {
+	svc     *engine.Service
+	opts    Options
+	logger  *slog.Logger
+	servers []*server
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	once    sync.Once
+}
+
+// Connect imports servers into svc. It connects to every server at once and
+// returns when each has registered its tools or failed its first attempt;
+// ctx bounds that wait. The diagnostics are the tools not registered and
+// the servers not reached, which are retried in the background. Close the
+// client to disconnect and unregister the tools.
+func Connect(ctx context.Context, svc *engine.Service, specs []ServerSpec, opts Options) (*Client, []Diagnostic) {
+	root, cancel := context.WithCancel(context.Background())
+	c := &Client{svc: svc, opts: opts, logger: opts.Logger, cancel: cancel}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	first := make([]chan []Diagnostic, len(specs))
+	for i, spec := range specs {
+		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), stderr: &tail{}}
+		s.state.Store(&connState{reason: "not connected yet"})
+		c.servers = append(c.servers, s)
+		first[i] = make(chan []Diagnostic, 1)
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			s.run(root, ctx, first[i])
+		}()
+	}
+	var diags []Diagnostic
+	for _, ch := range first {
+		diags = append(diags, <-ch...)
+	}
+	return c, diags
+}
+
+// Close disconnects every server (a stdio server is asked to exit, then
+// stopped), waits for dsh's goroutines of the client to end, and removes
+// the servers' tools in one swap. Close is idempotent.
+func (c *Client) Close() error {
+	c.once.Do(func() {
+		c.cancel()
+		c.wg.Wait()
+		_, _ = c.svc.Swap(func() error {
+			for _, s := range c.servers {
+				if s.scope != nil {
+					s.scope.Dispose()
+					s.scope = nil
+				}
+			}
+			return nil
+		})
+	})
+	return nil
+}
+
+// server is one imported server.
+type server struct {
+	c      *Client
+	spec   ServerSpec
+	state  atomic.Pointer[connState]
+	relist chan struct{} // a tools/list_changed to act on
+	stderr *tail
+	scope  *engine.Scope // its registrations; only run (then Close) touches it
+}
+
+// connState is a server's connection: a session, or why there is none.
+type connState struct {
+	sess   *sdk.ClientSession
+	reason string
+}
+
+// run connects, serves and reconnects until root is done. The first
+// attempt's diagnostics go to first; start bounds that attempt too.
+func (s *server) run(root, start context.Context, first chan<- []Diagnostic) {
+	lo, hi := s.c.opts.backoff()
+	delay := lo
+	for {
+		actx, cancel := context.WithCancel(root)
+		stop := func() bool { return false }
+		if first != nil {
+			stop = context.AfterFunc(start, cancel)
+		}
+		sess, diags, err := s.connect(actx)
+		stop()
+		cancel()
+		if err != nil {
+			reason := s.reason(err)
+			s.state.Store(&connState{reason: reason})
+			if first != nil {
+				first <- append(diags, Diagnostic{Server: s.spec.Name, Reason: "cannot connect: " + reason})
+				first = nil
+			} else if root.Err() == nil {
+				s.c.logger.Warn("MCP server not connected, retrying", "server", s.spec.Name, "reason", reason, "retry-in", delay)
+			}
+		} else {
+			if first != nil {
+				first <- diags
+				first = nil
+			} else {
+				s.c.logger.Info("MCP server reconnected", "server", s.spec.Name)
+				s.logDiagnostics(diags)
+			}
+			began := time.Now()
+			s.serve(root, sess)
+			if time.Since(began) >= hi {
+				delay = lo // it ran a while: a new failure starts the backoff afresh
+			}
+		}
+		if root.Err() != nil {
+			return
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-root.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		delay = min(delay*2, hi)
+	}
+}
+
+// connect makes one attempt: connect, initialize, list and register.
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.c.opts.connectTimeout())
+	defer cancel()
+	s.stderr.reset()
+	var t sdk.Transport
+	var err error
+	if s.c.opts.Dial != nil {
+		t, err = s.c.opts.Dial(ctx, s.spec)
+	} else {
+		t, err = s.dial()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version()}, &sdk.ClientOptions{
+		Logger: s.c.opts.Logger,
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			select {
+			case s.relist <- struct{}{}:
+			default: // one is pending already
+			}
+		},
+	})
+	sess, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.state.Store(&connState{sess: sess})
+	diags, err := s.sync(ctx, sess)
+	if err != nil {
+		s.state.Store(&connState{reason: s.reason(err)})
+		_ = sess.Close()
+		return nil, nil, err
+	}
+	return sess, diags, nil
+}
+
+// dial makes the default transport of spec.
+func (s *server) dial() (sdk.Transport, error) {
+	if s.spec.URL != "" {
+		return &sdk.StreamableClientTransport{Endpoint: s.spec.URL}, nil
+	}
+	cmd := exec.Command(s.spec.Command, s.spec.Args...)
+	cmd.Env = childEnv(s.spec.Env)
+	if w := s.c.opts.Stderr; w != nil {
+		cmd.Stderr = io.MultiWriter(s.stderr, w)
+	} else {
+		cmd.Stderr = s.stderr
+	}
+	// A grandchild that keeps standard error open must not hold Close.
+	cmd.WaitDelay = 2 * time.Second
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+}
+
+// childEnv is a stdio server's environment: DefaultEnv from dsh's, then env.
+func childEnv(env map[string]string) []string {
+	vars := map[string]string{}
+	for _, k := range DefaultEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			vars[k] = v
+		}
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serve keeps sess until it ends or root is done, re-listing the tools on
+// tools/list_changed.
+func (s *server) serve(root context.Context, sess *sdk.ClientSession) {
+	done := make(chan error, 1)
+	go func() { done <- sess.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			_ = sess.Close()
+			if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+				err = errors.New("the server closed the connection")
+			}
+			reason := s.reason(err)
+			s.state.Store(&connState{reason: reason})
+			s.c.logger.Warn("MCP server disconnected", "server", s.spec.Name, "reason", reason)
+			return
+		case <-s.relist:
+			ctx, cancel := context.WithTimeout(root, s.c.opts.connectTimeout())
+			diags, err := s.sync(ctx, sess)
+			cancel()
+			if err != nil {
+				s.c.logger.Warn("MCP server tools not re-listed", "server", s.spec.Name, "error", err)
+			}
+			s.logDiagnostics(diags)
+		case <-root.Done():
+			s.state.Store(&connState{reason: "the MCP client is closed"})
+			_ = sess.Close()
+			<-done
+			return
+		}
+	}
+}
+
+func (s *server) logDiagnostics(diags []Diagnostic) {
+	for _, d := range diags {
+		s.c.logger.Warn("MCP tool not registered: "+d.Error(), "server", d.Server)
+	}
+}
+
+// reason words err for a not-connected message, with the last line the
+// server wrote to standard error.
+func (s *server) reason(err error) string {
+	msg := err.Error()
+	if line := s.stderr.lastLine(); line != "" {
+		msg += " (stderr: " + line + ")"
+	}
+	return msg
+}
+
+// sync lists the server's tools and registers them in one swap, replacing
+// what the previous listing registered.
+func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnostic, error) {
+	var tools []*sdk.Tool
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing the tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	var diags []Diagnostic
+	type named struct {
+		tool string
+		def  *engine.Definition
+	}
+	var defs []named
+	for _, t := range tools {
+		def, err := s.definition(t)
+		if err != nil {
+			diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: t.Name, Reason: err.Error()})
+			continue
+		}
+		defs = append(defs, named{t.Name, def})
+	}
+	var next *engine.Scope
+	_, err := s.c.svc.Swap(func() error {
+		if s.scope != nil {
+			s.scope.Dispose()
+		}
+		next = s.c.svc.Global()
+		for _, d := range defs {
+			if _, err := next.Register(d.def); err != nil {
+				diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: d.tool, Reason: err.Error()})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.scope = next
+	return diags, nil
+}
+
+// definition is the engine tool of an MCP tool, or why there is none.
+func (s *server) definition(t *sdk.Tool) (*engine.Definition, error) {
+	params, err := schemaValue(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	in, err := dsl.Compile(params)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	var out any = dsl.NewObject()
+	if t.OutputSchema != nil {
+		if out, err = schemaValue(t.OutputSchema); err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+		if _, err := dsl.Compile(out); err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+	}
+	tool := t.Name
+	def := &engine.Definition{
+		Name:        s.spec.Name + "." + tool,
+		Description: t.Description,
+		Parameters:  in.Raw(),
+		Output:      engine.Output{Schema: out, Render: render},
+		Execute: func(ctx context.Context, args any, _ *engine.Run) (any, error) {
+			if vs := in.ValidateArgs(args); vs != nil {
+				return nil, &engine.ArgsError{Violations: vs}
+			}
+			return s.call(ctx, tool, args)
+		},
+	}
+	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+		def.IsConcurrencySafe = func(any) bool { return true }
+	}
+	return def, nil
+}
+
+// schemaValue reads a schema the SDK decoded as a JSON value of dsh's,
+// without a root "$schema" (the dialect is not the subset's concern).
+func schemaValue(schema any) (any, error) {
+	text, err := json.Marshal(schema)
+	if err != nil {
+		return nil, err
+	}
+	v, err := dsl.Unmarshal(text)
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := v.(*dsl.Object); ok {
+		o.Delete("$schema")
+	}
+	return v, nil
+}
+
+// render shows a value a tools/execute wrapper made up: a string as text,
+// anything else as its JSON text. The server's own results come rendered.
+func render(_, value any) ([]engine.Block, error) {
+	if s, ok := value.(string); ok {
+		return []engine.Block{engine.Text(s)}, nil
+	}
+	text, err := dsl.Marshal(value)
+	if err != nil {
+		return nil, err
+	}
+	return []engine.Block{engine.Text(string(text))}, nil
+}
+
+// call runs the server's tool.
+func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
+	st := s.state.Load()
+	if st.sess == nil {
+		return nil, s.notConnected(st.reason)
+	}
+	raw, err := dsl.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	res, err := st.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(raw)})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, engine.NewError("AbortError", engine.CodeAborted, "tool call aborted")
+		}
+		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+			reason := s.reason(errors.New("the connection closed during the call"))
+			if now := s.state.Load(); now.sess == nil {
+				reason = now.reason
+			}
+			return nil, s.notConnected(reason)
+		}
+		return nil, fmt.Errorf("MCP server %q failed the call: %w", s.spec.Name, err)
+	}
+	blocks, err := contentBlocks(res.Content)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError {
+		return nil, errors.New(failureText(blocks))
+	}
+	var value any
+	switch {
+	case res.StructuredContent != nil:
+		text, err := json.Marshal(res.StructuredContent)
+		if err == nil {
+			value, err = dsl.Unmarshal(text)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %q returned structured content that is not JSON: %v", s.spec.Name, err)
+		}
+	case allText(blocks):
+		texts := make([]string, len(blocks))
+		for i, b := range blocks {
+			texts[i] = b.(engine.TextBlock).Text
+		}
+		value = strings.Join(texts, "\n")
+	default:
+		value = engine.ContentJSON(blocks)
+	}
+	return &engine.Prerendered{Value: value, Content: blocks}, nil
+}
+
+func (s *server) notConnected(reason string) error {
+	return fmt.Errorf("MCP server %q is not connected: %s", s.spec.Name, reason)
+}
+
+// contentBlocks turns MCP content into engine blocks.
+func contentBlocks(content []sdk.Content) ([]engine.Block, error) {
+	blocks := make([]engine.Block, 0, len(content))
+	for _, c := range content {
+		switch x := c.(type) {
+		case *sdk.TextContent:
+			blocks = append(blocks, engine.Text(x.Text))
+		case *sdk.ImageContent:
+			blocks = append(blocks, ImageBlock(x))
+		default:
+			text, err := json.Marshal(c)
+			var v any
+			if err == nil {
+				v, err = dsl.Unmarshal(text)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("a content block is not JSON: %v", err)
+			}
+			blocks = append(blocks, engine.RawBlock{Value: v})
+		}
+	}
+	return blocks, nil
+}
+
+// ImageBlock is the engine block of MCP image content: its attachment is
+// {mimeType, data}, data in base64 as MCP sends it.
+func ImageBlock(c *sdk.ImageContent) engine.ImageBlock {
+	text, _ := json.Marshal(c.Data) // a []byte encodes as a base64 string
+	var data string
+	_ = json.Unmarshal(text, &data)
+	return engine.ImageBlock{Attachment: dsl.NewObject(
+		dsl.Member{Key: "mimeType", Value: c.MIMEType},
+		dsl.Member{Key: "data", Value: data},
+	)}
+}
+
+func allText(blocks []engine.Block) bool {
+	for _, b := range blocks {
+		if _, ok := b.(engine.TextBlock); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// failureText is an isError result's message: its blocks as text.
+func failureText(blocks []engine.Block) string {
+	parts := make([]string, len(blocks))
+	for i, b := range blocks {
+		if t, ok := b.(engine.TextBlock); ok {
+			parts[i] = t.Text
+		} else {
+			parts[i] = "[" + b.BlockType() + " content]"
+		}
+	}
+	if msg := strings.Join(parts, "\n"); msg != "" {
+		return msg
+	}
+	return "the tool reported an error without a message"
+}
+
+// version is dsh's module version, for the MCP handshake.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// tail keeps the end of what a server writes to standard error.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailSize = 2048
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > tailSize {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) reset() {
+	t.mu.Lock()
+	t.buf = t.buf[:0]
+	t.mu.Unlock()
+}
+
+// lastLine is the last non-empty line written, at most 200 bytes of it.
+func (t *tail) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	line := strings.TrimSpace(lines[len(lines)-1])
+	if len(line) > 200 {
+		line = line[:200] + "…"
+	}
+	return line
+}

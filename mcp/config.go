@@ -1,0 +1,286 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/dsh-go/dsh/dsl"
+)
+
+// ServerSpec is an MCP server to import: a command dsh starts and talks to
+// over stdio (Command, Args, Env), or a streamable HTTP endpoint (URL).
+// Exactly one of Command and URL is set.
+type ServerSpec struct {
+	// Name prefixes the server's tools: its tool "read_file" is the engine
+	// tool "NAME.read_file".
+	Name    string
+	Command string
+	Args    []string
+	// Env is added to the child's environment, which otherwise holds only
+	// the variables of [DefaultEnv].
+	Env map[string]string
+	URL string
+}
+
+// DefaultEnv names the variables a stdio server inherits from dsh's
+// environment, as the MCP reference SDKs do: enough to find programs and a
+// home directory, and no secrets a server was not given. A server's Env
+// adds to them (and overrides them).
+var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// CheckName reports whether name can prefix tool names: one or more ASCII
+// letters, digits, '_' or '-'. A '.' is refused so that the server of
+// "a.b.c" is never ambiguous.
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("the server name is empty")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fmt.Errorf("the server name %q must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: %s.tool)", name, name)
+		}
+	}
+	return nil
+}
+
+// ParseSpec reads a --mcp value: NAME=URL for an http:// or https:// URL,
+// else NAME=COMMAND ARGS..., the command line split on spaces like a shell
+// does (without expansion): 'single' and "double" quotes group words, and a
+// backslash escapes the next character outside single quotes.
+func ParseSpec(s string) (ServerSpec, error) {
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok {
+		return ServerSpec{}, errors.New("want NAME=COMMAND [ARGS...] or NAME=URL")
+	}
+	if err := CheckName(name); err != nil {
+		return ServerSpec{}, err
+	}
+	if isURL(rest) {
+		if err := checkURL(rest); err != nil {
+			return ServerSpec{}, err
+		}
+		return ServerSpec{Name: name, URL: rest}, nil
+	}
+	words, err := splitWords(rest)
+	if err != nil {
+		return ServerSpec{}, err
+	}
+	if len(words) == 0 {
+		return ServerSpec{}, errors.New("the command is empty")
+	}
+	return ServerSpec{Name: name, Command: words[0], Args: words[1:]}, nil
+}
+
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("the URL %q does not parse: %v", s, errors.Unwrap(err))
+	}
+	if u.Host == "" {
+		return fmt.Errorf("the URL %q has no host", s)
+	}
+	return nil
+}
+
+// splitWords splits a command line into words.
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var word strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, errors.New("unterminated ' quote")
+			}
+			word.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\') {
+					i++
+				}
+				word.WriteByte(s[i])
+			}
+			if i == len(s) {
+				return nil, errors.New(`unterminated " quote`)
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 == len(s) {
+				return nil, errors.New("a backslash ends the command line")
+			}
+			i++
+			word.WriteByte(s[i])
+			inWord = true
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words, nil
+}
+
+// LoadConfig reads a config file: see [ParseConfig].
+func LoadConfig(path string) ([]ServerSpec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig reads the servers of a config file in the format of Claude
+// Desktop's claude_desktop_config.json and Claude Code's .mcp.json, in file
+// order:
+//
+//	{"mcpServers": {
+//	  "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"K": "V"}},
+//	  "web": {"type": "http", "url": "https://example.com/mcp"}}}
+//
+// Other top-level keys are ignored, so a whole Claude config file can be
+// given. In a server, "type" is "stdio" (the default with a command) or
+// "http" (the default with a url); any other key is an error, so that
+// settings dsh does not honour (SSE, headers, cwd) are never dropped
+// silently. Values are taken literally: ${VAR} is not expanded.
+func ParseConfig(data []byte) ([]ServerSpec, error) {
+	v, err := dsl.Unmarshal(data)
+	if err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	root, ok := v.(*dsl.Object)
+	if !ok {
+		return nil, errors.New(`want an object with "mcpServers"`)
+	}
+	sv, ok := root.Get("mcpServers")
+	if !ok {
+		return nil, errors.New(`no "mcpServers" object`)
+	}
+	servers, ok := sv.(*dsl.Object)
+	if !ok {
+		return nil, errors.New(`"mcpServers" must be an object of servers`)
+	}
+	specs := make([]ServerSpec, 0, servers.Len())
+	for name, e := range servers.All() {
+		spec, err := configEntry(name, e)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %w", name, err)
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+func configEntry(name string, v any) (ServerSpec, error) {
+	if err := CheckName(name); err != nil {
+		return ServerSpec{}, err
+	}
+	o, ok := v.(*dsl.Object)
+	if !ok {
+		return ServerSpec{}, errors.New("want an object")
+	}
+	spec := ServerSpec{Name: name}
+	str := func(k string) (string, error) {
+		x, _ := o.Get(k)
+		s, ok := x.(string)
+		if !ok {
+			return "", fmt.Errorf("%q must be a string", k)
+		}
+		return s, nil
+	}
+	var typ string
+	for k, x := range o.All() {
+		var err error
+		switch k {
+		case "type":
+			typ, err = str(k)
+		case "command":
+			spec.Command, err = str(k)
+		case "url":
+			spec.URL, err = str(k)
+		case "args":
+			list, ok := x.([]any)
+			if !ok {
+				return ServerSpec{}, errors.New(`"args" must be an array of strings`)
+			}
+			spec.Args = make([]string, len(list))
+			for i, a := range list {
+				if spec.Args[i], ok = a.(string); !ok {
+					return ServerSpec{}, errors.New(`"args" must be an array of strings`)
+				}
+			}
+		case "env":
+			env, ok := x.(*dsl.Object)
+			if !ok {
+				return ServerSpec{}, errors.New(`"env" must be an object of strings`)
+			}
+			spec.Env = make(map[string]string, env.Len())
+			for ek, ev := range env.All() {
+				s, ok := ev.(string)
+				if !ok {
+					return ServerSpec{}, errors.New(`"env" must be an object of strings`)
+				}
+				spec.Env[ek] = s
+			}
+		default:
+			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env and url)", k)
+		}
+		if err != nil {
+			return ServerSpec{}, err
+		}
+	}
+	switch {
+	case typ != "" && typ != "stdio" && typ != "http":
+		return ServerSpec{}, fmt.Errorf(`type %q is not supported (want "stdio" or "http", streamable HTTP)`, typ)
+	case spec.Command != "" && spec.URL != "":
+		return ServerSpec{}, errors.New(`give "command" or "url", not both`)
+	case spec.Command == "" && spec.URL == "":
+		return ServerSpec{}, errors.New(`want "command" (stdio) or "url" (http)`)
+	case spec.URL != "":
+		if typ == "stdio" {
+			return ServerSpec{}, errors.New(`type "stdio" needs "command", not "url"`)
+		}
+		if spec.Args != nil || spec.Env != nil {
+			return ServerSpec{}, errors.New(`"args" and "env" apply to a command, not a url`)
+		}
+		if !isURL(spec.URL) {
+			return ServerSpec{}, fmt.Errorf("the URL %q must start with http:// or https://", spec.URL)
+		}
+		return spec, checkURL(spec.URL)
+	case typ == "http":
+		return ServerSpec{}, errors.New(`type "http" needs "url", not "command"`)
+	}
+	return spec, nil
+}
+
+// CheckNames reports a server name declared twice.
+func CheckNames(specs []ServerSpec) error {
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if seen[s.Name] {
+			return fmt.Errorf("MCP server %q is declared twice", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}

@@ -1,0 +1,453 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+)
+
+// sdkSectionID is the id of the PTC executor's system-prompt section that
+// declares the SDK a run_code program is written against (ptc.SDKSectionID;
+// this package does not import ptc). An MCP client has no system prompt to
+// put it in, so it joins run_code's description.
+const sdkSectionID = "tools:sdk"
+
+// DefaultApprovalTimeout is how long a call that asked for approval waits
+// for a client on protocol 2026-07-28 or later to answer the input request
+// (by retrying tools/call) before the ask counts as cancelled.
+const DefaultApprovalTimeout = 10 * time.Minute
+
+// multiRoundTripVersion is the first protocol version where a server asks
+// the client inside a tools/call result (inputRequests) instead of sending
+// it a request of its own (SEP-2322).
+const multiRoundTripVersion = "2026-07-28"
+
+// ServerOptions configures a [Server].
+type ServerOptions struct {
+	// Agent is the agent the calls run as (nil: none; ask decisions are
+	// then denied, as the engine denies them for calls without an agent).
+	Agent *engine.Agent
+	// Name and Version identify the server to clients (default "dsh" and
+	// "dev").
+	Name, Version string
+	// Logger receives the server's own problems (default: discarded).
+	Logger *slog.Logger
+	// Log receives the calls' durable session events, when set.
+	Log engine.EventLog
+	// ApprovalTimeout bounds the wait for a multi-round-trip client's
+	// answer to an approval request (default [DefaultApprovalTimeout]).
+	ApprovalTimeout time.Duration
+}
+
+// Server serves an engine's tools over MCP: tools/list is what the agent's
+// executor describes, tools/call runs a model-direct call of the agent
+// through the whole pipeline. Mount [Approval] on the engine so that ask
+// decisions reach the client as elicitation requests.
+type Server struct {
+	svc    *engine.Service
+	scope  *engine.Scope
+	opts   ServerOptions
+	logger *slog.Logger
+	server *sdk.Server
+
+	seq atomic.Int64 // call ids: mcp-1, mcp-2…
+
+	mu     sync.Mutex
+	tools  map[string]bool       // the names registered with the SDK server
+	parked map[string]*callState // multi-round-trip calls awaiting an answer, by requestState
+	closed bool                  // Close was called: no new parked calls
+	calls  sync.WaitGroup        // the goroutines of multi-round-trip calls
+	cancel map[*callState]func() // cancels each running multi-round-trip call
+}
+
+// NewServer returns a server for svc's tools as opts.Agent sees them, with
+// the tool list taken once (see [Server.Sync]).
+func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*Server, error) {
+	if opts.Name == "" {
+		opts.Name = "dsh"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.ApprovalTimeout <= 0 {
+		opts.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	s := &Server{
+		svc:    svc,
+		scope:  svc.Scope(opts.Agent),
+		opts:   opts,
+		logger: opts.Logger,
+		tools:  map[string]bool{},
+		parked: map[string]*callState{},
+		cancel: map[*callState]func(){},
+	}
+	s.server = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version}, &sdk.ServerOptions{
+		Logger: opts.Logger,
+		// Tools only: no logging capability until script logs reach it.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+	})
+	if err := s.Sync(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Server returns the SDK server, for [sdk.Server.Run] or
+// [sdk.Server.Connect] on any transport.
+func (s *Server) Server() *sdk.Server { return s.server }
+
+// Run serves one client over t (such as &sdk.StdioTransport{}) until the
+// client disconnects or ctx is cancelled.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	return s.server.Run(ctx, t)
+}
+
+// Close cancels the calls parked on an approval question and waits for
+// the goroutines of multi-round-trip calls to end. A call in a tool body
+// ends when its body does.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, cancel := range s.cancel {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.calls.Wait()
+}
+
+// Sync makes the tool list what the agent's executor describes now, with
+// the activation conditions resolved for a step without a model selection.
+// Changes reach connected clients as notifications/tools/list_changed.
+func (s *Server) Sync(ctx context.Context) error {
+	tools, err := s.describe(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep := map[string]bool{}
+	for _, t := range tools {
+		keep[t.Name] = true
+	}
+	var gone []string
+	for name := range s.tools {
+		if !keep[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.server.RemoveTools(gone...)
+	}
+	s.tools = keep
+	for _, t := range tools {
+		s.server.AddTool(t, s.handle)
+	}
+	return nil
+}
+
+// describe returns the MCP tools the executor describes.
+func (s *Server) describe(ctx context.Context) ([]*sdk.Tool, error) {
+	set, err := s.scope.Resolve(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("resolving the tool set: %w", err)
+	}
+	exec := s.scope.Executor()
+	desc, err := exec.Describe(s.scope.Definitions(set))
+	if err != nil {
+		return nil, fmt.Errorf("describing the tools: %w", err)
+	}
+	transport := ""
+	if te, ok := exec.(engine.TransportExecutor); ok && te.Transport() != nil {
+		transport = te.Transport().Name
+	}
+	var sdkText string
+	for _, sec := range desc.Sections {
+		if sec.ID == sdkSectionID {
+			sdkText = sec.Text
+		}
+	}
+	tools := make([]*sdk.Tool, 0, len(desc.Schemas))
+	for _, ts := range desc.Schemas {
+		t, err := s.tool(ts, set)
+		if err != nil {
+			s.logger.Warn("tool not served over MCP", "tool", ts.Name, "error", err)
+			continue
+		}
+		if ts.Name == transport && sdkText != "" {
+			t.Description += "\n\n" + sdkText
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// tool converts a tool schema: its parameters are the input schema, and its
+// declared output schema is the output schema when its root is an object
+// (MCP requires type "object" there).
+func (s *Server) tool(ts engine.ToolSchema, set *engine.ToolSet) (*sdk.Tool, error) {
+	params := ts.Parameters
+	if params == nil {
+		params = dsl.NewObject(dsl.Member{Key: "type", Value: "object"})
+	}
+	if !objectRooted(params) {
+		return nil, errors.New(`its parameter schema is not of type "object", which MCP requires`)
+	}
+	in, err := dsl.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("parameter schema: %w", err)
+	}
+	t := &sdk.Tool{Name: ts.Name, Description: ts.Description, InputSchema: json.RawMessage(in)}
+	if def := s.scope.Executable(ts.Name, set); def != nil && objectRooted(def.Output.Schema) {
+		out, err := dsl.Marshal(def.Output.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("output schema: %w", err)
+		}
+		t.OutputSchema = json.RawMessage(out)
+	}
+	return t, nil
+}
+
+// objectRooted reports whether schema says its instances are objects.
+func objectRooted(schema any) bool {
+	o, ok := schema.(*dsl.Object)
+	if !ok {
+		return false
+	}
+	typ, _ := o.Get("type")
+	return typ == "object"
+}
+
+// handle is every tool's handler: a model-direct call through the whole
+// pipeline. A client on a multi-round-trip protocol version gets its
+// approval questions as inputRequests, and a retry with requestState
+// resumes the call that asked; any other client is asked with an
+// elicitation request while the call waits.
+func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+	if state := req.Params.RequestState; state != "" {
+		return s.resume(ctx, state, req.Params.InputResponses)
+	}
+	st := &callState{session: req.Session}
+	if !multiRoundTrip(req.Session) {
+		return s.run(context.WithValue(ctx, stateKey{}, st), req), nil
+	}
+	st.timeout = s.opts.ApprovalTimeout
+	st.events = make(chan question)
+	st.answers = make(chan *sdk.ElicitResult, 1)
+	st.done = make(chan *sdk.CallToolResult, 1)
+	st.server = s
+	// The call outlives this request when it parks on a question: it runs
+	// on a context of its own, cancelled with the request while one waits
+	// on it, and by Close.
+	callCtx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), stateKey{}, st))
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		cancel()
+		return errorResult("the server is shutting down"), nil
+	}
+	s.cancel[st] = cancel
+	s.calls.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.calls.Done()
+		r := s.run(callCtx, req)
+		s.mu.Lock()
+		delete(s.cancel, st)
+		s.mu.Unlock()
+		cancel()
+		st.done <- r
+	}()
+	return s.await(ctx, st), nil
+}
+
+// run executes the call as a batch of one, as the CLI runs a model's call.
+func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	set, err := s.scope.Resolve(ctx, nil)
+	if err != nil {
+		return errorResult(fmt.Sprintf("resolving the tool set: %v", err))
+	}
+	args := string(req.Params.Arguments)
+	id := "mcp-" + strconv.FormatInt(s.seq.Add(1), 10)
+	res, err := s.scope.Execute(ctx, engine.Batch{
+		Calls:   []engine.ToolCallBlock{{ID: id, Name: req.Params.Name, Arguments: args}},
+		Agent:   s.opts.Agent,
+		ToolSet: set,
+		Log:     s.opts.Log,
+	})
+	var be *engine.BatchError
+	if errors.As(err, &be) && be.Committed != nil && len(be.Committed.Results) == 1 {
+		res, err = be.Committed, nil
+	}
+	if err != nil {
+		return errorResult(err.Error())
+	}
+	if len(res.Results) != 1 || res.Results[0].Result == nil {
+		return errorResult("the call has no result")
+	}
+	r := res.Results[0].Result
+	return callResult(r, !r.IsError && s.structuredFor(req.Params.Name, set))
+}
+
+// structuredFor reports whether name's definition in set declares an
+// object-rooted output schema.
+func (s *Server) structuredFor(name string, set *engine.ToolSet) bool {
+	def := s.scope.Executable(name, set)
+	return def != nil && objectRooted(def.Output.Schema)
+}
+
+// await waits for st's call to end or ask, and returns its result or the
+// question as an input-required result. A cancelled request cancels the
+// call and returns the result it ends with.
+func (s *Server) await(ctx context.Context, st *callState) *sdk.CallToolResult {
+	select {
+	case r := <-st.done:
+		return r
+	case q := <-st.events:
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalKey: q.params}, RequestState: q.token}
+	case <-ctx.Done():
+		s.mu.Lock()
+		if cancel := s.cancel[st]; cancel != nil {
+			cancel()
+		}
+		s.mu.Unlock()
+		return <-st.done
+	}
+}
+
+// park registers st's next question and returns its requestState.
+func (s *Server) park(st *callState) string {
+	token := newToken()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parked[token] = st
+	return token
+}
+
+// resume hands a retried call's answer to the parked call and waits again.
+func (s *Server) resume(ctx context.Context, token string, answers sdk.InputResponseMap) (*sdk.CallToolResult, error) {
+	s.mu.Lock()
+	st := s.parked[token]
+	delete(s.parked, token)
+	s.mu.Unlock()
+	if st == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown or expired requestState"}
+	}
+	answer, _ := answers[approvalKey].(*sdk.ElicitResult)
+	if answer == nil {
+		answer = &sdk.ElicitResult{Action: "cancel"}
+	}
+	st.answers <- answer
+	return s.await(ctx, st), nil
+}
+
+// callResult converts an engine result: content blocks become MCP
+// content, and a success of a tool with an object-rooted output schema
+// carries its canonical value as structuredContent.
+func callResult(r *engine.Result, structured bool) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{IsError: r.IsError, Content: content(r.Content)}
+	if structured {
+		if text, err := dsl.Marshal(r.Value); err == nil {
+			out.StructuredContent = json.RawMessage(text)
+		}
+	}
+	return out
+}
+
+// errorResult is a failure that is not the pipeline's (the tool set could
+// not be resolved, the batch itself failed).
+func errorResult(msg string) *sdk.CallToolResult {
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "Error: " + msg}}}
+}
+
+// content converts blocks: text to text, an image whose attachment (or
+// block) carries base64 "data" and a "mimeType" to an image, anything else
+// to text: its canonical JSON.
+func content(blocks []engine.Block) []sdk.Content {
+	out := make([]sdk.Content, 0, len(blocks))
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case engine.TextBlock:
+			out = append(out, &sdk.TextContent{Text: b.Text})
+			continue
+		case engine.ImageBlock:
+			if img := image(b.Attachment); img != nil {
+				out = append(out, img)
+				continue
+			}
+		case engine.RawBlock:
+			if b.BlockType() == "image" {
+				if img := image(b.Value); img != nil {
+					out = append(out, img)
+					continue
+				}
+			}
+		case nil:
+			continue
+		}
+		text, err := dsl.Marshal(b.JSON())
+		if err != nil {
+			continue
+		}
+		out = append(out, &sdk.TextContent{Text: string(text)})
+	}
+	return out
+}
+
+// image reads {data: base64, mimeType} (or mediaType) into an image, or
+// returns nil.
+func image(v any) *sdk.ImageContent {
+	o, ok := v.(*dsl.Object)
+	if !ok {
+		return nil
+	}
+	data, _ := o.Get("data")
+	s, ok := data.(string)
+	if !ok {
+		return nil
+	}
+	mime, _ := o.Get("mimeType")
+	if mime == nil {
+		mime, _ = o.Get("mediaType")
+	}
+	m, ok := mime.(string)
+	if !ok || m == "" {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil
+	}
+	return &sdk.ImageContent{Data: raw, MIMEType: m}
+}
+
+// multiRoundTrip reports whether ss's client asks inside results, as the
+// SDK decides it.
+func multiRoundTrip(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= multiRoundTripVersion
+}
+
+// newToken returns an unguessable requestState.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

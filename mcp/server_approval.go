@@ -1,0 +1,178 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/engine"
+)
+
+// approvalKey is the id of the approval question in a result's
+// inputRequests.
+const approvalKey = "approval"
+
+// stateKey is the context key of a served call's *callState.
+type stateKey struct{}
+
+// callState is how a served call reaches its client: the session, and for
+// a multi-round-trip client the channels its parked questions go through.
+type callState struct {
+	session *sdk.ServerSession
+
+	// Multi-round-trip calls only (events is nil otherwise).
+	server  *Server
+	timeout time.Duration
+	mu      sync.Mutex               // one question at a time
+	events  chan question            // a parked question, to the waiting request
+	answers chan *sdk.ElicitResult   // its answer, from the retry
+	done    chan *sdk.CallToolResult // the call's result
+}
+
+// question is an approval question of a multi-round-trip call, parked
+// under token (the requestState of the retry that answers it).
+type question struct {
+	params *sdk.ElicitParams
+	token  string
+}
+
+// errAbandoned is a parked question nobody answered in time.
+var errAbandoned = errors.New("the client did not answer the approval request in time")
+
+// ask puts q to the client of a multi-round-trip call and waits for the
+// retry that answers it.
+func (st *callState) ask(ctx context.Context, q *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	token := st.server.park(st)
+	select {
+	case st.events <- question{params: q, token: token}:
+	case <-ctx.Done():
+		if st.unpark(token) {
+			return nil, ctx.Err()
+		}
+		return <-st.answers, nil
+	}
+	timer := time.NewTimer(st.timeout)
+	defer timer.Stop()
+	select {
+	case a := <-st.answers:
+		return a, nil
+	case <-ctx.Done():
+		if st.unpark(token) {
+			return nil, ctx.Err()
+		}
+	case <-timer.C:
+		if st.unpark(token) {
+			return nil, errAbandoned
+		}
+	}
+	// A retry took the question first: its answer is on its way.
+	return <-st.answers, nil
+}
+
+// unpark removes the question parked under token, reporting whether it
+// was still there (no retry has taken it).
+func (st *callState) unpark(token string) bool {
+	s := st.server
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.parked[token] != st {
+		return false
+	}
+	delete(s.parked, token)
+	return true
+}
+
+// Approval returns the approval service of served calls: an ask decision
+// of a call a [Server] runs becomes an elicitation request to its client
+// ("Allow <tool> once?"). Accept is allowed-once (unless the form's
+// "approve" is false), decline is a rejection, cancel is a cancelled
+// approval, and a client without the elicitation capability, or one that
+// fails to answer, leaves it unavailable: every one but accept denies the
+// call. Calls that did not come over MCP go to fallback (nil: unavailable).
+func Approval(fallback engine.ApprovalService) engine.ApprovalService {
+	return engine.ApprovalFunc(func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalOutcome, error) {
+		st, _ := ctx.Value(stateKey{}).(*callState)
+		if st == nil {
+			if fallback == nil {
+				return engine.Unavailable, nil
+			}
+			return fallback.Approve(ctx, req)
+		}
+		if !canElicit(st.session) {
+			return engine.Unavailable, nil
+		}
+		q := form(req)
+		var (
+			res *sdk.ElicitResult
+			err error
+		)
+		if st.events != nil {
+			res, err = st.ask(ctx, q)
+		} else {
+			res, err = st.session.Elicit(ctx, q)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return engine.Cancelled, nil
+		case errors.Is(err, errAbandoned):
+			return engine.Cancelled, nil
+		case err != nil:
+			return engine.Unavailable, nil
+		}
+		switch res.Action {
+		case "accept":
+			if v, ok := res.Content["approve"].(bool); ok && !v {
+				return engine.Rejected, nil
+			}
+			return engine.AllowedOnce, nil
+		case "decline":
+			return engine.Rejected, nil
+		}
+		return engine.Cancelled, nil
+	})
+}
+
+// canElicit reports whether the client declared the elicitation capability
+// (form mode, or neither mode, which the spec reads as form).
+func canElicit(ss *sdk.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// form is the elicitation for req: a message saying which tool asks
+// and why, and a form with one boolean, "approve" (default true).
+func form(req engine.ApprovalRequest) *sdk.ElicitParams {
+	reason := req.DisplayReason
+	if reason == "" {
+		reason = req.Reason
+	}
+	msg := fmt.Sprintf("Allow %s once?", req.ToolName)
+	if reason != "" {
+		msg = fmt.Sprintf("%s asks for approval: %s\nAllow it once?", req.ToolName, reason)
+	}
+	return &sdk.ElicitParams{
+		Mode:    "form",
+		Message: msg,
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"approve": map[string]any{
+					"type":        "boolean",
+					"title":       "Allow once",
+					"description": fmt.Sprintf("Run %s (call %s) this once", req.ToolName, req.CallID),
+					"default":     true,
+				},
+			},
+		},
+	}
+}

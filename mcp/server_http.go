@@ -1,0 +1,122 @@
+package mcp
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HTTPOptions configures [Server.HTTPHandler].
+type HTTPOptions struct {
+	// Token, when set, is the bearer token every request must carry
+	// ("Authorization: Bearer <token>"); others get 401.
+	Token string
+	// AllowedHosts are the host names (without port) a request's Host may
+	// name besides the loopback ones (localhost, 127.0.0.1, ::1); "*"
+	// allows any. An Origin whose host is one of them is allowed too.
+	AllowedHosts []string
+	// AllowedOrigins are origins ("https://app.example") allowed besides
+	// loopback ones and those of AllowedHosts.
+	AllowedOrigins []string
+	// MaxRequestBytes caps a request body (413 past it); zero is
+	// sdk.DefaultMaxRequestBodyBytes (4 MiB).
+	MaxRequestBytes int64
+}
+
+// HTTPHandler returns the streamable HTTP handler of the server, behind
+// checks against DNS rebinding and cross-site requests: a Host that is not
+// loopback or allowed is refused with 403, and so is an Origin header that
+// is neither; then a missing or wrong bearer token gets 401 with a
+// WWW-Authenticate challenge, and a body longer than the cap 413.
+func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
+	max := opts.MaxRequestBytes
+	if max <= 0 {
+		max = sdk.DefaultMaxRequestBodyBytes
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
+		Logger:              s.logger,
+		MaxRequestBodyBytes: max,
+	})
+	return &guard{next: h, opts: opts, max: max}
+}
+
+// guard is the checks in front of the SDK's handler.
+type guard struct {
+	next http.Handler
+	opts HTTPOptions
+	max  int64
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hostAllowed(hostname(r.Host)) {
+		http.Error(w, "Forbidden: invalid Host header", http.StatusForbidden)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" && !g.originAllowed(origin) {
+		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
+		return
+	}
+	if g.opts.Token != "" {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.Token)) != 1 {
+			challenge := `Bearer realm="dsh"`
+			if ok {
+				challenge += `, error="invalid_token"`
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+	}
+	if r.ContentLength > g.max {
+		http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// hostAllowed reports whether a Host (or Origin) host name is loopback or
+// allowed.
+func (g *guard) hostAllowed(host string) bool {
+	if host == "" {
+		return false
+	}
+	return isLoopback(host) || slices.Contains(g.opts.AllowedHosts, "*") ||
+		slices.ContainsFunc(g.opts.AllowedHosts, func(h string) bool { return strings.EqualFold(h, host) })
+}
+
+// originAllowed reports whether an Origin header is allowed.
+func (g *guard) originAllowed(origin string) bool {
+	if slices.Contains(g.opts.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return g.hostAllowed(u.Hostname())
+}
+
+// hostname is a Host header without its port and brackets.
+func hostname(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// isLoopback reports whether host names the local machine: localhost (or a
+// name under .localhost) or a loopback address.
+func isLoopback(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
