@@ -296,6 +296,16 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 // started, so that what it leaves behind can be found (see killLeftovers).
 const callTokenVar = "DSH_CALL_TOKEN"
 
+// OwnChildVar and OwnChildValue make the environment entry that marks a
+// process dsh starts for itself and keeps (an imported MCP server): the
+// sweep after a process.run call, which kills the children of dsh that no
+// call marked (orphans of programs, adopted by dsh as a subreaper), leaves
+// a process carrying it alone. No call's token equals OwnChildValue.
+const (
+	OwnChildVar   = callTokenVar
+	OwnChildValue = "dsh-own-child"
+)
+
 // newCallToken returns a fresh random call token.
 func newCallToken() (string, error) {
 	var b [16]byte

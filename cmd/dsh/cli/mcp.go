@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/capability"
 )
 
 // mcpFlagHelp and mcpConfigFlagHelp document --mcp and --mcp-config.
@@ -62,6 +63,19 @@ func (s *session) connectMCP(ctx context.Context) error {
 	var stderr io.Writer
 	if s.opts.verbose {
 		stderr = s.opts.stderr
+	}
+	// A stdio server is dsh's own child: the sweep after a process.run call
+	// (dsh is a subreaper) must not take it for a program's orphan.
+	for i := range specs {
+		if specs[i].Command == "" {
+			continue
+		}
+		env := make(map[string]string, len(specs[i].Env)+1)
+		for k, v := range specs[i].Env {
+			env[k] = v
+		}
+		env[capability.OwnChildVar] = capability.OwnChildValue
+		specs[i].Env = env
 	}
 	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr})
 	s.mcp = client
