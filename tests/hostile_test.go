@@ -315,7 +315,7 @@ type dshRun struct {
 	took           time.Duration
 	exit           int            // the exit status; -1 when killed by a signal
 	signal         syscall.Signal // the signal that killed it, or 0
-	rssMiB         int64          // peak resident size (its waited-for children's included)
+	rssMiB         int64          // peak resident size of dsh itself (see runDsh)
 }
 
 // report describes the run for a failure message.
@@ -339,7 +339,30 @@ func runDsh(t *testing.T, bin, dir string, args []string, within time.Duration) 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	var hwm int64 // the peak of dsh's own resident set, in KiB
+	if err == nil {
+		stop := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if kib := vmHWM(cmd.Process.Pid); kib > hwm {
+					hwm = kib
+				}
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+		err = cmd.Wait()
+		close(stop)
+		<-sampled
+	}
 	r := &dshRun{args: args, took: time.Since(start)}
 	r.stdout, r.stderr = stdout.String(), stderr.String()
 	var ee *exec.ExitError
@@ -352,12 +375,36 @@ func runDsh(t *testing.T, bin, dir string, args []string, within time.Duration) 
 	case err != nil:
 		t.Fatalf("dsh: %v\n%s", err, r.report())
 	}
-	if cmd.ProcessState != nil {
+	// The peak resident size is dsh's own, sampled from /proc while it runs
+	// (VmHWM, the high-water mark of its memory since its exec). The wait
+	// status's maxrss cannot be used where /proc can: it starts from the
+	// high-water mark of the test process that forked it (Linux keeps it
+	// across exec), hundreds of MiB under -race.
+	switch {
+	case hwm > 0:
+		r.rssMiB = hwm / 1024
+	case cmd.ProcessState != nil:
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.rssMiB = ru.Maxrss / 1024
 		}
 	}
 	return r
+}
+
+// vmHWM is a process's resident high-water mark in KiB (VmHWM in
+// /proc/<pid>/status), 0 when it cannot be read.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kib
+		}
+	}
+	return 0
 }
 
 // processesWith returns the pids whose command line contains marker.
