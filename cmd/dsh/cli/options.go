@@ -167,3 +167,16 @@ func (o *options) memoryGuard(logger *slog.Logger) *scripting.MemoryGuard {
 	debug.SetMemoryLimit(limit + limit/2)
 	return scripting.NewMemoryGuard(limit, scripting.MemoryGuardOptions{Logger: logger})
 }
+
+// openLog opens --log's JSONL file, nil without --log; the caller closes
+// it. A file that cannot be opened is a problem the user must fix.
+func (o *options) openLog() (*engine.JSONLLog, error) {
+	if o.logFile == "" {
+		return nil, nil
+	}
+	l, err := engine.OpenJSONLLog(o.logFile)
+	if err != nil {
+		return nil, userErrorf("--log %s: %v", o.logFile, pathErr(err))
+	}
+	return l, nil
+}

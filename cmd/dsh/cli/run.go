@@ -138,13 +138,11 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 	}
 	defer s.close()
 	rec := &recorder{}
-	if o.logFile != "" {
-		log, err := engine.OpenJSONLLog(o.logFile)
-		if err != nil {
-			return userErrorf("--log %s: %v", o.logFile, pathErr(err))
-		}
-		defer log.Close()
-		rec.file = log
+	if rec.file, err = o.openLog(); err != nil {
+		return err
+	}
+	if rec.file != nil {
+		defer rec.file.Close()
 	}
 	if _, err := s.loadAll(ctx); err != nil {
 		return err

@@ -91,11 +91,11 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string) error {
 	}
 	defer s.close()
 	var log engine.EventLog
-	if o.logFile != "" {
-		l, err := engine.OpenJSONLLog(o.logFile)
-		if err != nil {
-			return userErrorf("--log %s: %v", o.logFile, pathErr(err))
-		}
+	l, err := o.openLog()
+	if err != nil {
+		return err
+	}
+	if l != nil {
 		defer l.Close()
 		log = l
 	}

@@ -114,11 +114,11 @@ func watch(ctx context.Context, o *options, debounce time.Duration) error {
 		return err
 	}
 	var log engine.EventLog
-	if o.logFile != "" {
-		l, err := engine.OpenJSONLLog(o.logFile)
-		if err != nil {
-			return userErrorf("--log %s: %v", o.logFile, pathErr(err))
-		}
+	l, err := o.openLog()
+	if err != nil {
+		return err
+	}
+	if l != nil {
 		defer l.Close()
 		log = l
 	}
