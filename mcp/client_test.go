@@ -363,7 +363,13 @@ func TestImportUnreachable(t *testing.T) {
 	svc := engine.New()
 	dials := make(chan struct{}, 16)
 	dial := func(ctx context.Context, _ mcp.ServerSpec) (sdk.Transport, error) {
-		dials <- struct{}{}
+		// Never block: with a backoff of nanoseconds the retries outrun the
+		// test, and a dial stuck on a full channel would hold Connect and
+		// Close forever.
+		select {
+		case dials <- struct{}{}:
+		default:
+		}
 		return nil, errors.New("no route to server")
 	}
 	client, diags := mcp.Connect(context.Background(), svc, []mcp.ServerSpec{{Name: "gone", URL: "http://127.0.0.1:1"}},
