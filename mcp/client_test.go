@@ -132,8 +132,11 @@ func newImpMemServer(srv *sdk.Server) *impMemServer {
 }
 
 func (m *impMemServer) dial(ctx context.Context, _ mcp.ServerSpec) (sdk.Transport, error) {
+	// Decide before telling the test: it clears held once it hears of the
+	// attempt, and the attempt must still wait for its release.
+	held := m.held.Load()
 	m.dialed <- struct{}{}
-	if m.held.Load() {
+	if held {
 		select {
 		case <-m.release:
 		case <-ctx.Done():
