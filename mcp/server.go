@@ -67,8 +67,11 @@ type Server struct {
 
 	seq atomic.Int64 // call ids: mcp-1, mcp-2…
 
+	syncMu sync.Mutex        // one Sync at a time
+	tools  map[string]string // the tools registered with the SDK server: name → JSON
+	watch  *watcher          // re-syncs on the engine's tool changes
+
 	mu     sync.Mutex
-	tools  map[string]bool       // the names registered with the SDK server
 	parked map[string]*callState // multi-round-trip calls awaiting an answer, by requestState
 	closed bool                  // Close was called: no new parked calls
 	calls  sync.WaitGroup        // the goroutines of multi-round-trip calls
@@ -95,7 +98,7 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 		scope:  svc.Scope(opts.Agent),
 		opts:   opts,
 		logger: opts.Logger,
-		tools:  map[string]bool{},
+		tools:  map[string]string{},
 		parked: map[string]*callState{},
 		cancel: map[*callState]func(){},
 	}
@@ -107,6 +110,7 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
 	}
+	s.watch = s.startWatch(ctx)
 	return s, nil
 }
 
@@ -124,6 +128,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // the goroutines of multi-round-trip calls to end. A call in a tool body
 // ends when its body does.
 func (s *Server) Close() {
+	s.watch.stop()
 	s.mu.Lock()
 	s.closed = true
 	for _, cancel := range s.cancel {
@@ -135,31 +140,40 @@ func (s *Server) Close() {
 
 // Sync makes the tool list what the agent's executor describes now, with
 // the activation conditions resolved for a step without a model selection.
-// Changes reach connected clients as notifications/tools/list_changed.
+// Changes reach connected clients as notifications/tools/list_changed. The
+// server syncs by itself after every change to the engine's tools (a
+// plugin's load, reload or unload, an imported server's listing), so a
+// caller needs Sync only for what the engine does not announce.
 func (s *Server) Sync(ctx context.Context) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
 	tools, err := s.describe(ctx)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	keep := map[string]bool{}
+	keep := make(map[string]string, len(tools))
 	for _, t := range tools {
-		keep[t.Name] = true
+		b, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		keep[t.Name] = string(b)
 	}
 	var gone []string
 	for name := range s.tools {
-		if !keep[name] {
+		if _, ok := keep[name]; !ok {
 			gone = append(gone, name)
 		}
 	}
 	if len(gone) > 0 {
 		s.server.RemoveTools(gone...)
 	}
-	s.tools = keep
 	for _, t := range tools {
-		s.server.AddTool(t, s.handle)
+		if s.tools[t.Name] != keep[t.Name] {
+			s.server.AddTool(t, s.handle)
+		}
 	}
+	s.tools = keep
 	return nil
 }
 

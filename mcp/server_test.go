@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -601,36 +602,55 @@ func TestContentBlocksBecomeMCPContent(t *testing.T) {
 	}
 }
 
-func TestSyncUpdatesTheList(t *testing.T) {
-	svc := engine.New()
-	f := serveEngine(t, svc)
-	changed := make(chan struct{}, 1)
-	cs := f.connect(t, legacy, &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}})
-	def, err := engine.DefineTool(engine.ToolOptions[any, any]{
-		Name: "late", Output: dsl.String(), Render: renderString,
-		Execute: func(context.Context, any, *engine.Run) (any, error) { return "here", nil },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := svc.Global().Register(def); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.srv.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	<-changed
-	res, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "late" {
-		t.Errorf("tools after Sync %v, want late", res.Tools)
+func TestTheListFollowsTheEngine(t *testing.T) {
+	for _, version := range []string{legacy, multiRoundTrip} {
+		t.Run("for a client on "+version, func(t *testing.T) {
+			svc := engine.New()
+			f := serveEngine(t, svc)
+			changed := make(chan struct{}, 16)
+			cs := f.connect(t, version, &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+				changed <- struct{}{}
+			}})
+			names := func(t *testing.T) []string {
+				t.Helper()
+				res, err := cs.ListTools(context.Background(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []string
+				for _, tool := range res.Tools {
+					out = append(out, tool.Name)
+				}
+				return out
+			}
+			def, err := engine.DefineTool(engine.ToolOptions[any, any]{
+				Name: "late", Output: dsl.String(), Render: renderString,
+				Execute: func(context.Context, any, *engine.Run) (any, error) { return "here", nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dispose, err := svc.Global().Register(def)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run("a registration is announced, and listed", func(t *testing.T) {
+				<-changed
+				if got := names(t); !slices.Equal(got, []string{"late"}) {
+					t.Errorf("tools %v, want [late]", got)
+				}
+				if r := call(t, cs, "late", `{}`); r.IsError || text(r) != "here" {
+					t.Errorf("late: %s", text(r))
+				}
+			})
+			t.Run("a disposal is announced, and the tool is gone", func(t *testing.T) {
+				dispose()
+				<-changed
+				if got := names(t); len(got) != 0 {
+					t.Errorf("tools %v, want none", got)
+				}
+			})
+		})
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/mcp"
+	"github.com/dsh-go/dsh/scripting"
 )
 
 // shutdownTimeout bounds how long stopping the HTTP server waits for its
@@ -24,6 +25,8 @@ const shutdownTimeout = 5 * time.Second
 
 func newServeCmd(o *options) *cobra.Command {
 	var httpAddr, tokenFile string
+	var watchDirs bool
+	var debounce time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the tools to MCP clients (stdio, or streamable HTTP)",
@@ -41,24 +44,44 @@ allow, deny and none answer every ask as elsewhere.
 
 Over HTTP, requests whose Host or Origin is not loopback (or the address's
 own host) are refused (403), and with --token-file every request must carry
-"Authorization: Bearer <token>" (401 otherwise). Plugins are loaded once
-(--watch is not supported yet). Diagnostics go to standard error.`,
+"Authorization: Bearer <token>" (401 otherwise).
+
+Plugins are loaded once, or, with --watch, reloaded as their files change,
+as "dsh watch" does: each load, reload, unload and diagnostic is printed on
+standard error, a version that fails to load leaves the old one serving,
+and a change to the tool list reaches the connected clients as
+notifications/tools/list_changed (so does a change in an imported --mcp
+server's tools). Diagnostics go to standard error.`,
 		Example: `  dsh --scripts scripts/examples/plugins serve
-  dsh --scripts scripts/examples/plugins --executor ptc serve --http 127.0.0.1:8080 --token-file token.txt`,
+  dsh --scripts scripts/examples/plugins --executor ptc serve --http 127.0.0.1:8080 --token-file token.txt
+  dsh --scripts scripts serve --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), o, httpAddr, tokenFile)
+			if watchDirs && debounce <= 0 {
+				return fmt.Errorf("--debounce %v: the period must be positive", debounce)
+			}
+			if !watchDirs {
+				debounce = 0
+			}
+			return serve(cmd.Context(), o, httpAddr, tokenFile, debounce)
 		},
 	}
+	cmd.Flags().BoolVar(&watchDirs, "watch", false, "reload plugins as their files change, and tell the clients")
+	cmd.Flags().DurationVar(&debounce, "debounce", scripting.DefaultDebounce, "with --watch, wait `PERIOD` of quiet after a change before reloading")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require the bearer token in `FILE` on every HTTP request")
 	return cmd
 }
 
-func serve(ctx context.Context, o *options, httpAddr, tokenFile string) error {
+// serve runs the serve command; a positive debounce watches the plugins.
+func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration) error {
 	if tokenFile != "" && httpAddr == "" {
 		return errors.New("--token-file needs --http")
 	}
+	// Reload reports, the session's log and the server's own lines share
+	// standard error.
+	stderr := &lockedWriter{w: o.stderr}
+	o.stderr = stderr
 	var host, port string
 	if httpAddr != "" {
 		var err error
@@ -99,7 +122,20 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string) error {
 		defer l.Close()
 		log = l
 	}
-	if _, err := s.loadAll(ctx); err != nil {
+	if debounce > 0 {
+		dirs, err := o.scriptDirs()
+		if err != nil {
+			return err
+		}
+		stopWatch, _, _, err := startReloader(ctx, s, dirs, debounce, stderr)
+		if err != nil {
+			return err
+		}
+		defer stopWatch()
+		if err := s.connectMCP(ctx); err != nil {
+			return err
+		}
+	} else if _, err := s.loadAll(ctx); err != nil {
 		return err
 	}
 	s.printDiagnostics(o.stderr)

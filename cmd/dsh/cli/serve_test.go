@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -130,6 +131,118 @@ func TestServeOnStdio(t *testing.T) {
 	t.Run("diagnostics go to standard error", func(t *testing.T) {
 		if !strings.Contains(stderr.String(), "broken.js") {
 			t.Errorf("stderr %q, want the broken plugin's diagnostic", stderr)
+		}
+	})
+}
+
+func TestServeWatch(t *testing.T) {
+	dir := t.TempDir()
+	write := func(t *testing.T, name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, "greet.js", greetPlugin)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve", "--watch", "--debounce", "20ms"}, inR, outW, stderr)
+		outW.Close()
+	}()
+	changed := make(chan struct{}, 16)
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(t *testing.T) string {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	call := func(t *testing.T, name string) string {
+		t.Helper()
+		r, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: json.RawMessage(`{"name":"ada"}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, c := range r.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	// waitFor takes list_changed notifications until the list is want.
+	waitFor := func(t *testing.T, want string) {
+		t.Helper()
+		for names(t) != want {
+			<-changed
+		}
+	}
+
+	t.Run("the plugins loaded at start are served", func(t *testing.T) {
+		if got := names(t); got != "greet" {
+			t.Errorf("tools %q, want greet", got)
+		}
+	})
+	t.Run("a new plugin is announced and served", func(t *testing.T) {
+		write(t, "wave.js", strings.ReplaceAll(strings.ReplaceAll(greetPlugin, `"greet"`, `"wave"`), `"hello "`, `"wave "`))
+		waitFor(t, "greet wave")
+		if got := call(t, "wave"); got != "wave ada" {
+			t.Errorf("wave said %q", got)
+		}
+	})
+	t.Run("an edit serves the new version", func(t *testing.T) {
+		write(t, "greet.js", strings.ReplaceAll(greetPlugin, `"hello "`, `"hi "`))
+		// The list is unchanged, so nothing is announced: wait for the report.
+		for !strings.Contains(stderr.String(), "greet.js: reloaded ") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := call(t, "greet"); got != "hi ada" {
+			t.Errorf("greet said %q after the edit", got)
+		}
+	})
+	t.Run("a broken version is reported and the old one keeps serving", func(t *testing.T) {
+		write(t, "wave.js", "this is not JS")
+		for !strings.Contains(stderr.String(), "reload failed") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := call(t, "wave"); got != "wave ada" {
+			t.Errorf("wave said %q after a broken edit", got)
+		}
+	})
+	t.Run("a deleted plugin is announced and its tool is gone", func(t *testing.T) {
+		if err := os.Remove(filepath.Join(dir, "wave.js")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "greet")
+	})
+
+	if err := cs.Close(); err != nil {
+		t.Error(err)
+	}
+	if c := <-code; c != exitOK {
+		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
+	}
+	t.Run("each reload is reported on standard error", func(t *testing.T) {
+		for _, want := range []string{"wave.js: loaded ", "greet.js: reloaded ", "wave.js: reload failed", "wave.js: unloaded "} {
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
 		}
 	})
 }

@@ -124,30 +124,13 @@ func watch(ctx context.Context, o *options, debounce time.Duration) error {
 	}
 	stderr := &lockedWriter{w: o.stderr}
 	stdout := &lockedWriter{w: o.stdout}
-	r := &scripting.Reloader{Loader: s.loader, Dirs: dirs, Debounce: debounce, Logger: s.loader.Logger,
-		OnReload: func(ev scripting.ReloadEvent) { printReload(stderr, ev) }}
-	if err := r.Start(ctx); err != nil {
-		_ = r.Close(context.Background())
-		if ctx.Err() != nil {
-			return &exitError{code: exitInterrupted, msg: "interrupted"}
-		}
-		return userErrorf("--scripts: %v", pathErr(err))
+	stopWatch, loaded, failed, err := startReloader(ctx, s, dirs, debounce, stderr)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), disposeTimeout)
-		defer cancel()
-		if err := r.Close(cctx); err != nil {
-			s.logger.Warn("disposing plugins", "error", err)
-		}
-	}()
-	loaded, failed := 0, 0
-	for _, st := range r.Status() {
-		if st.Plugin != nil {
-			loaded++
-		}
-		if st.Err != nil {
-			failed++
-		}
+	defer stopWatch()
+	if err := s.connectMCP(ctx); err != nil {
+		return err
 	}
 	if len(dirs) == 0 {
 		stderr.printf("dsh: no scripts directory to watch; reading calls from standard input")
@@ -167,6 +150,37 @@ func watch(ctx context.Context, o *options, debounce time.Duration) error {
 		return exitWith(exitViolations)
 	}
 	return nil
+}
+
+// startReloader loads the plugins of dirs and reloads them as they change,
+// reporting each event on stderr, until the returned stop is called. It
+// returns how many plugins loaded and how many failed to.
+func startReloader(ctx context.Context, s *session, dirs []string, debounce time.Duration, stderr *lockedWriter) (stop func(), loaded, failed int, err error) {
+	r := &scripting.Reloader{Loader: s.loader, Dirs: dirs, Debounce: debounce, Logger: s.loader.Logger,
+		OnReload: func(ev scripting.ReloadEvent) { printReload(stderr, ev) }}
+	if err := r.Start(ctx); err != nil {
+		_ = r.Close(context.Background())
+		if ctx.Err() != nil {
+			return nil, 0, 0, &exitError{code: exitInterrupted, msg: "interrupted"}
+		}
+		return nil, 0, 0, userErrorf("--scripts: %v", pathErr(err))
+	}
+	stop = func() {
+		cctx, cancel := context.WithTimeout(context.Background(), disposeTimeout)
+		defer cancel()
+		if err := r.Close(cctx); err != nil {
+			s.logger.Warn("disposing plugins", "error", err)
+		}
+	}
+	for _, st := range r.Status() {
+		if st.Plugin != nil {
+			loaded++
+		}
+		if st.Err != nil {
+			failed++
+		}
+	}
+	return stop, loaded, failed, nil
 }
 
 // printReload writes one reload event as watch reports it.
