@@ -30,14 +30,28 @@
 //   - A body's args and exec.arguments are the same frozen object. An
 //     execution object's own properties are callId, rootCallId, name,
 //     arguments, agent and parent; signal (an accessor, writable in
-//     tools/execute wrappers) and a body's deferContext and concludeTurn are
-//     inherited from a frozen prototype shared by the instance's execution
-//     objects, as a class's methods would be. A listener's exec.arguments is
+//     tools/execute wrappers) and a body's deferContext, concludeTurn and
+//     progress are inherited from a frozen prototype shared by the
+//     instance's execution objects, as a class's methods would be. A listener's exec.arguments is
 //     converted when first read, and stays readable after its call settled.
 //   - Host functions take trailing undefined arguments, and options members
 //     set to undefined, as absent (as JSON does); dsh/path is synchronous.
 //   - A registration a call makes (inside a body or listener) lives in the
 //     instance that made it; with instances: N, its calls go there.
+//   - A log line (log.*, console.*) is made under the ctx of the call the
+//     loop runs the current entry for (see eventloop.Loop.OwnerContext), so
+//     the logger's handler sees that ctx's values: a body, listener,
+//     wrapper or guard's job, the promise jobs that entry drains (code
+//     after an await resumed there), the settlement of host work it
+//     started (tools.call, a listener's next(), a capability function) and
+//     the callback of a timer it set, even once the call is over. The top
+//     level and entries of no call log under the background. Attribution
+//     is per entry, not per promise: code resumed by a promise another
+//     call's entry settled (a promise shared between calls) logs under
+//     that call's ctx.
+//   - exec.progress(progress, total?, message?) in a body reports to
+//     engine.ReportProgress under the body's ctx; after the call settled it
+//     does nothing.
 //   - Errors the dsh module raises have name "Error" (coded ones their own
 //     name and a code); a thrown object's own name, code and message are read
 //     to keep a coded error's info.

@@ -326,6 +326,13 @@ declare module "dsh" {
     deferContext(message: UserMessage | ContextMessage): void;
     /** Marks a success of this call as concluding the agent's turn. */
     concludeTurn(): void;
+    /**
+     * Reports how far the call is to whoever asked for progress (an MCP
+     * client): progress (a finite number, increasing) out of total (a finite
+     * number >= 0; absent or 0: unknown), with an optional message. Throws
+     * on other arguments; does nothing once the call has settled.
+     */
+    progress(progress: number, total?: number, message?: string): void;
   }
 
   // ---- Results (pipeline.md §1.6) ----------------------------------------
@@ -755,7 +762,11 @@ declare module "dsh" {
     warn(message: string, fields?: { [key: string]: JsonValue }): void;
     error(message: string, fields?: { [key: string]: JsonValue }): void;
   }
-  /** Structured logs into the host's slog, tagged with the plugin. */
+  /**
+   * Structured logs into the host's slog, tagged with the plugin; a line
+   * logged for a call (its body, listeners, code after their awaits, timers
+   * they set) carries that call's context, so a client of the call may see it.
+   */
   export const log: Logger;
 
   /**

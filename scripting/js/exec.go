@@ -3,6 +3,7 @@ package js
 import (
 	"context"
 	"errors"
+	"math"
 	"weak"
 
 	"github.com/dop251/goja"
@@ -27,11 +28,11 @@ type liveExec struct {
 // execFns are the functions every execution object shares; they find their
 // call through `this`, so no function is made per call.
 type execFns struct {
-	getSignal, setSignal, getArgs, deferContext, concludeTurn goja.Value
+	getSignal, setSignal, getArgs, deferContext, concludeTurn, progress goja.Value
 
 	// The prototypes of execution objects: Object.prototype's children
 	// with signal, read-only (listenerProto) or writable (wrapperProto),
-	// and for bodies with deferContext and concludeTurn too.
+	// and for bodies with deferContext, concludeTurn and progress too.
 	listenerProto, wrapperProto, bodyProto *goja.Object
 }
 
@@ -105,6 +106,22 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			this(call).run.ConcludeTurn()
 			return goja.Undefined()
 		}),
+		progress: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			p, err := progressArgs(call.Arguments)
+			if err != nil {
+				throw(vm, err)
+			}
+			o, _ := call.This.(*goja.Object)
+			switch l := i.liveExec(o); {
+			case l != nil && l.run != nil:
+				engine.ReportProgress(l.ctx, p)
+			case l == nil && o != nil && o.Prototype() == i.fns.bodyProto:
+				// A body's object whose call settled reports nothing.
+			default:
+				throw(vm, errProgressThis)
+			}
+			return goja.Undefined()
+		}),
 	}
 	proto := func(setter goja.Value, methods bool) *goja.Object {
 		p := vm.NewObject()
@@ -112,6 +129,7 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 		if methods {
 			_ = p.DefineDataProperty("deferContext", i.fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 			_ = p.DefineDataProperty("concludeTurn", i.fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+			_ = p.DefineDataProperty("progress", i.fns.progress, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 		}
 		i.seal(p)
 		return p
@@ -153,7 +171,7 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments (frozen), agent, parent (a token object, the same for the
 // same token) of its own, and, from its prototype, signal (writable in
-// wrappers) and, for bodies, deferContext and concludeTurn. It is registered
+// wrappers) and, for bodies, deferContext, concludeTurn and progress. It is registered
 // as live until release is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
@@ -292,4 +310,52 @@ func (i *instance) argsJS(vm *goja.Runtime, args any) (goja.Value, error) {
 		i.lastArgs, i.lastArgsJS = o, v
 	}
 	return v, err
+}
+
+// The errors of exec.progress's arguments, and of calling it on something
+// other than a body's execution object.
+var (
+	errProgress        = errors.New("exec.progress(progress, total?, message?): progress must be a finite number")
+	errProgressTotal   = errors.New("exec.progress(progress, total?, message?): total must be a finite number >= 0")
+	errProgressMessage = errors.New("exec.progress(progress, total?, message?): message must be a string")
+	errProgressThis    = errors.New("exec.progress(progress, total?, message?): this is not a tool body's execution object")
+)
+
+// progressArgs reads exec.progress(progress, total?, message?): progress a
+// finite number, total a finite number >= 0 (0, the default, is unknown)
+// and message a string, both undefined when absent.
+func progressArgs(args []goja.Value) (engine.Progress, error) {
+	arg := func(k int) goja.Value {
+		if k < len(args) {
+			return args[k]
+		}
+		return goja.Undefined()
+	}
+	var p engine.Progress
+	var ok bool
+	if p.Progress, ok = finiteNumber(arg(0)); !ok {
+		return p, errProgress
+	}
+	if t := arg(1); !goja.IsUndefined(t) {
+		if p.Total, ok = finiteNumber(t); !ok || p.Total < 0 {
+			return p, errProgressTotal
+		}
+	}
+	if m := arg(2); !goja.IsUndefined(m) {
+		if !goja.IsString(m) {
+			return p, errProgressMessage
+		}
+		p.Message = m.String()
+	}
+	return p, nil
+}
+
+// finiteNumber is v as a float64 when it is a finite number (not a Number
+// object, a numeric string or a BigInt).
+func finiteNumber(v goja.Value) (float64, bool) {
+	if !goja.IsNumber(v) {
+		return 0, false
+	}
+	f := v.ToFloat()
+	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
 }

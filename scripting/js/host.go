@@ -142,7 +142,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 	if err != nil {
 		return nil, fmt.Errorf("starting a JavaScript instance: %w", err)
 	}
-	_, err = inst.loop.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+	_, err = inst.loop.Run(topLevel{ctx}, func(vm *goja.Runtime) (goja.Value, error) {
 		return inst.runModule(vm, pl.src.Rel, pl.main)
 	}, nil, func(vm *goja.Runtime, v goja.Value, err error) (any, error) {
 		if err == nil {

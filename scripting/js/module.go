@@ -124,9 +124,29 @@ func (i *instance) logObject(vm *goja.Runtime) *goja.Object {
 	return log
 }
 
+// logLine logs a script's line under the ctx of the call it runs for (see
+// logContext).
 func (i *instance) logLine(level, msg string, fields []any) {
-	hostapi.Log(i.pool.log, level, msg, fields)
+	hostapi.Log(i.logContext(), i.pool.log, level, msg, fields)
 }
+
+// logContext is the ctx a script's log line is made under: that of the
+// call on whose behalf the loop runs the current entry (a body, listener,
+// wrapper or guard job, the promise jobs it drains, a settlement of host
+// work it started, a timer it set, even once the call is over); the
+// background for the top level and for entries of no call. Called on the
+// loop.
+func (i *instance) logContext() context.Context {
+	ctx := i.loop.OwnerContext()
+	if _, top := ctx.(topLevel); ctx == nil || top {
+		return context.Background()
+	}
+	return ctx
+}
+
+// topLevel is the ctx the top level runs under (its load's): it marks the
+// top level's entries, whose log lines are made under the background.
+type topLevel struct{ context.Context }
 
 // throw raises err in the script as an Error; coded errors carry name and code.
 func throw(vm *goja.Runtime, err error) {

@@ -78,6 +78,7 @@ type reply struct {
 type frame struct {
 	spec     callSpec
 	caller   context.Context        // what the script's signal stands for
+	logCtx   context.Context        // what the script's log lines are made under (nil: the background)
 	timedOut atomic.Bool            // the callback's own deadline passed
 	cause    atomic.Value           // error: why this frame interrupted the instance
 	release  []func()               // run when the call settles
@@ -241,7 +242,7 @@ func (i *instance) deadError() error {
 // deadline applies to a body whose ctx can be done, and to any other
 // callback with a timeout.
 func newFrame(spec callSpec, ctx context.Context) *frame {
-	return &frame{spec: spec, caller: ctx, deadline: spec.body && ctx.Done() != nil || !spec.body && spec.timeout > 0}
+	return &frame{spec: spec, caller: ctx, logCtx: ctx, deadline: spec.body && ctx.Done() != nil || !spec.body && spec.timeout > 0}
 }
 
 // runJob runs one call on the owner goroutine, on the main state (also when
@@ -260,9 +261,10 @@ func (i *instance) runJob(j *job) {
 }
 
 // runNested runs a script callback in the trip of the call running now (a
-// body's render), under its own deadlines.
+// body's render), under its own deadlines; its log lines are that call's.
 func (i *instance) runNested(spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
 	f := newFrame(spec, context.Background())
+	f.logCtx = i.logContext()
 	defer i.arm(f)()
 	return i.runFrame(f, run)
 }

@@ -69,6 +69,14 @@
 //   - A body's valid value is rendered (and its presentation_meta computed)
 //     in the same trip into the instance, each under its own listener
 //     deadline, as engine.Prerendered.
+//   - A log line (dsh.log.*, print) is made under the ctx of the innermost
+//     call running on the instance (a body, listener, wrapper or guard; a
+//     render made in a body's trip counts as the body), so the logger's
+//     handler sees that ctx's values; the top level logs under the
+//     background.
+//   - exec.progress(progress, total, message) in a body (with a dot or a
+//     colon) reports to engine.ReportProgress under the body's ctx; after
+//     the call returned it does nothing.
 //
 // # run_code programs
 //

@@ -147,6 +147,7 @@
 ---@class dsh.RunContext: dsh.Execution
 ---@field defer_context fun(message: dsh.UserMessage|dsh.ContextMessage) Attaches a context message to this call's result (exec.defer_context(m) or exec:defer_context(m)).
 ---@field conclude_turn fun() Marks a success of this call as concluding the agent's turn.
+---@field progress fun(progress: number, total?: number, message?: string) Reports how far the call is (a finite number, increasing) out of total (a finite number >= 0; nil or 0: unknown), with an optional message, to whoever asked for progress (exec.progress(p, t, m) or exec:progress(p, t, m)); raises on other arguments, does nothing once the call has returned.
 
 -- ---------------------------------------------------------------------------
 -- Results (pipeline.md §1.6)
@@ -383,7 +384,9 @@ dsh.null = nil
 ---@type dsh.Tools
 dsh.tools = nil
 
----Structured logs into the host's log, tagged with the plugin.
+---Structured logs into the host's log, tagged with the plugin; a line
+---logged for a call (its body, listeners) carries that call's context, so a
+---client of the call may see it.
 ---@type dsh.Logger
 dsh.log = nil
 

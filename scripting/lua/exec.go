@@ -2,6 +2,7 @@ package lua
 
 import (
 	"errors"
+	"math"
 
 	glua "github.com/yuin/gopher-lua"
 
@@ -98,11 +99,12 @@ type liveExec struct {
 	sig     *glua.LUserData
 	deferFn *glua.LFunction
 	conclFn *glua.LFunction
+	progFn  *glua.LFunction
 }
 
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments, agent, parent (a token, the same userdata for the same
-// token), signal, and, for bodies, defer_context and conclude_turn. Fields
+// token), signal, and, for bodies, defer_context, conclude_turn and progress. Fields
 // are read lazily through __index; the object is read-only.
 func (i *instance) execObject(L *glua.LState, f *frame, exec *engine.Execution, run *engine.Run) *liveExec {
 	l := &liveExec{exec: exec, frame: f, run: run}
@@ -203,6 +205,25 @@ func (i *instance) execIndex(L *glua.LState) int {
 			})
 		}
 		L.Push(l.conclFn)
+	case "progress":
+		if l.run == nil {
+			L.Push(glua.LNil)
+			return 1
+		}
+		if l.progFn == nil {
+			l.progFn = L.NewFunction(func(L *glua.LState) int {
+				arg := i.selfArg(L, l.ud)
+				p, err := progressArgs(L.Get(arg), L.Get(arg+1), L.Get(arg+2))
+				if err != nil {
+					i.throw(L, err)
+				}
+				if !l.settled() { // a settled call reports nothing
+					engine.ReportProgress(l.frame.caller, p)
+				}
+				return 0
+			})
+		}
+		L.Push(l.progFn)
 	default:
 		L.Push(glua.LNil)
 	}
@@ -215,6 +236,45 @@ func (i *instance) execIndex(L *glua.LState) int {
 func (l *liveExec) settled() bool { return l.frame.finished }
 
 var errNotLive = errors.New("this execution object is no longer live (its call has settled)")
+
+// The errors of exec.progress's arguments.
+var (
+	errProgress        = errors.New("exec.progress(progress, total, message): progress must be a finite number")
+	errProgressTotal   = errors.New("exec.progress(progress, total, message): total must be a finite number >= 0")
+	errProgressMessage = errors.New("exec.progress(progress, total, message): message must be a string")
+)
+
+// progressArgs reads exec.progress(progress, total, message): progress a
+// finite number, total a finite number >= 0 (0, the default, is unknown)
+// and message a string, both nil when absent.
+func progressArgs(progress, total, message glua.LValue) (engine.Progress, error) {
+	var p engine.Progress
+	var ok bool
+	if p.Progress, ok = finiteNumber(progress); !ok {
+		return p, errProgress
+	}
+	if total != glua.LNil {
+		if p.Total, ok = finiteNumber(total); !ok || p.Total < 0 {
+			return p, errProgressTotal
+		}
+	}
+	if message != glua.LNil {
+		s, isStr := message.(glua.LString)
+		if !isStr {
+			return p, errProgressMessage
+		}
+		p.Message = string(s)
+	}
+	return p, nil
+}
+
+// finiteNumber is v as a float64 when it is a finite number (not a numeric
+// string).
+func finiteNumber(v glua.LValue) (float64, bool) {
+	n, ok := v.(glua.LNumber)
+	f := float64(n)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
 
 // selfArg returns the index of a bound method's first argument: 2 when it
 // was called with a colon (exec:defer_context(m)), 1 otherwise.

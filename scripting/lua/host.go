@@ -107,6 +107,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		return nil, fmt.Errorf("starting a Lua instance: %w", err)
 	}
 	_, err = inst.do(ctx, callSpec{what: "the top level", body: true}, func(i *instance, L *glua.LState, f *frame) (any, error) {
+		f.logCtx = nil // no call's: its log lines are made under the background
 		fn, err := sandbox.Load(L, string(pl.src.Code), pl.src.Rel, 0)
 		if err != nil {
 			return nil, syntaxDiagnostic(pl.src.Rel, pl.src.Code, err)

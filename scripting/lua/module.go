@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -138,8 +139,22 @@ func (i *instance) safeString(v glua.LValue) string {
 	return v.Type().String()
 }
 
+// logLine logs a script's line under the ctx of the call it runs for (see
+// logContext).
 func (i *instance) logLine(level, msg string, fields []any) {
-	hostapi.Log(i.pool.log, level, msg, fields)
+	hostapi.Log(i.logContext(), i.pool.log, level, msg, fields)
+}
+
+// logContext is the ctx a script's log line is made under: that of the
+// innermost call running on the instance (a body, listener, wrapper or
+// guard; a body's render made in its trip counts for the body), the
+// background for the top level and outside any call. Called on the owner
+// goroutine.
+func (i *instance) logContext() context.Context {
+	if f := i.current(); f != nil && f.logCtx != nil {
+		return f.logCtx
+	}
+	return context.Background()
 }
 
 // site returns where in the plugin's source the current Go function was

@@ -2,6 +2,7 @@ package hostapi_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"runtime"
@@ -328,9 +329,35 @@ func TestLogLevels(t *testing.T) {
 		t.Run(c.level+" logs at "+c.want, func(t *testing.T) {
 			var buf bytes.Buffer
 			l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			hostapi.Log(l, c.level, "hello", []any{"k", 1})
+			hostapi.Log(context.Background(), l, c.level, "hello", []any{"k", 1})
 			if got := buf.String(); !strings.Contains(got, c.want+" msg=hello k=1") {
 				t.Errorf("logged %q", got)
+			}
+		})
+	}
+}
+
+// ctxHandler records the value its records' ctx holds under ctxKey.
+type ctxHandler struct {
+	slog.Handler
+	seen *[]any
+}
+
+type ctxKey struct{}
+
+func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
+	*h.seen = append(*h.seen, ctx.Value(ctxKey{}))
+	return nil
+}
+
+func TestLogPassesItsContextToTheHandler(t *testing.T) {
+	for _, level := range []string{"debug", "info", "warn", "error"} {
+		t.Run("a "+level+" line reaches the handler with the ctx it was logged under", func(t *testing.T) {
+			var seen []any
+			l := slog.New(ctxHandler{Handler: slog.NewTextHandler(&bytes.Buffer{}, &slog.HandlerOptions{Level: slog.LevelDebug}), seen: &seen})
+			hostapi.Log(context.WithValue(context.Background(), ctxKey{}, "call"), l, level, "hello", nil)
+			if len(seen) != 1 || seen[0] != "call" {
+				t.Errorf("the handler saw %v", seen)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package hostapi
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math"
@@ -51,16 +52,18 @@ func InstanceCount(f float64, ok bool) (int, error) {
 }
 
 // Log logs a script's line msg at level (dsh.log's "debug", "warn" or
-// "error"; any other is info) with its fields.
-func Log(l *slog.Logger, level, msg string, fields []any) {
+// "error"; any other is info) with its fields, under ctx: the ctx of the
+// call the script runs for, so that the logger's handler sees its values,
+// or context.Background() outside any call.
+func Log(ctx context.Context, l *slog.Logger, level, msg string, fields []any) {
+	lv := slog.LevelInfo
 	switch level {
 	case "debug":
-		l.Debug(msg, fields...)
+		lv = slog.LevelDebug
 	case "warn":
-		l.Warn(msg, fields...)
+		lv = slog.LevelWarn
 	case "error":
-		l.Error(msg, fields...)
-	default:
-		l.Info(msg, fields...)
+		lv = slog.LevelError
 	}
+	l.Log(ctx, lv, msg, fields...)
 }

@@ -1111,6 +1111,20 @@ func (l *Loop) CallContext() context.Context {
 	return nil
 }
 
+// OwnerContext returns the context of the Run on whose behalf the current
+// entry runs (its job, done, a settlement of host work it started, a timer
+// it set, and the promise jobs drained in that entry), even once that Run
+// has finished: a timer callback gets the context of the Run that set the
+// timer. It is nil when the entry runs on behalf of no Run. Unlike
+// [Loop.CallContext], it is for attribution (whose log line this is), not
+// for tying work to a call that may be over. Call it on the loop.
+func (l *Loop) OwnerContext() context.Context {
+	if r := l.owner; r != nil {
+		return r.ctx
+	}
+	return nil
+}
+
 func (l *Loop) finishSettled(r *run) {
 	if r.rejected {
 		l.complete(r, nil, l.Thrown(l.vm, r.val))

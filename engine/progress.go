@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"math"
+)
+
+// Progress is one progress report of a running call: how far it is
+// (Progress, increasing), out of Total when known (0: unknown), with an
+// optional human-readable Message.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// ProgressFunc receives a call's progress reports. It is called on the
+// reporting goroutine and must not block.
+type ProgressFunc func(Progress)
+
+type progressKey struct{}
+
+// WithProgress returns a context whose calls report their progress to fn:
+// a caller that can show progress (an MCP client, a UI) sets it on the
+// context it executes a batch with, and tool bodies report with
+// [ReportProgress] on the context they were given. A nil fn removes it.
+func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ReportProgress reports p to the function ctx carries (see
+// [WithProgress]) and reports whether one heard it. A report whose
+// Progress or Total is not a finite number, or whose Total is negative, is
+// dropped.
+func ReportProgress(ctx context.Context, p Progress) bool {
+	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
+	if fn == nil || !finite(p.Progress) || !finite(p.Total) || p.Total < 0 {
+		return false
+	}
+	fn(p)
+	return true
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
