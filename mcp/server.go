@@ -104,8 +104,11 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 	}
 	s.server = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version}, &sdk.ServerOptions{
 		Logger: opts.Logger,
-		// Tools only: no logging capability until script logs reach it.
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		// Tools, and the calls' log lines (see LogHandler).
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:   &sdk.ToolCapabilities{ListChanged: true},
+			Logging: &sdk.LoggingCapabilities{},
+		},
 	})
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
@@ -294,6 +297,8 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 
 // run executes the call as a batch of one, as the CLI runs a model's call.
 func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
+	ctx, notes := withNotes(ctx, req.Session, req.Params)
+	defer notes.finish() // the notifications go before the result
 	set, err := s.scope.Resolve(ctx, nil)
 	if err != nil {
 		return errorResult(fmt.Sprintf("resolving the tool set: %v", err))

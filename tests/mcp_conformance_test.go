@@ -79,6 +79,8 @@ func TestMCPConformance(t *testing.T) {
 		{"tools-call-simple-text", "a Lua tool's text block reaches the client as text"},
 		{"tools-call-image", "a JavaScript tool's image block reaches the client as an image"},
 		{"tools-call-error", "a tool failure is a result with isError and text, not a protocol error"},
+		{"tools-call-with-logging", "a JavaScript tool's log.info lines reach the client as log notifications"},
+		{"tools-call-with-progress", "a Lua tool's exec.progress reports reach the client as progress notifications"},
 		{"json-schema-2020-12", "a raw input schema keeps $schema, $defs and additionalProperties"},
 		{"server-sse-multiple-streams", "concurrent POST streams all work"},
 		{"dns-rebinding-protection", "a foreign Host or Origin is refused, a loopback one accepted"},

@@ -35,6 +35,10 @@ const defaultMemoryLimit = 1024
 // options are the global flags, shared by every command that runs the
 // engine.
 type options struct {
+	// logHandler, when set, wraps the handler of the session's logger
+	// (serve sends the calls' log lines to their MCP clients).
+	logHandler func(slog.Handler) slog.Handler
+
 	scripts     []string
 	workspace   string
 	logFile     string

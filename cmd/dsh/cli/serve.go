@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,6 +109,7 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 		o.approval = mcp.Approval(nil)
 	}
 
+	o.logHandler = mcp.LogHandler // script log lines reach the calling client too
 	s, err := newSession(o)
 	if err != nil {
 		return err
@@ -149,12 +151,20 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 
 	if httpAddr == "" {
 		err := srv.Run(ctx, stdio(o))
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && !clientGone(err) {
 			return userErrorf("serving MCP on stdio: %v", err)
 		}
 		return nil
 	}
 	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token)
+}
+
+// clientGone reports whether err says the client closed its end of the
+// stream (a notification written as it left, say): the normal end of a
+// stdio session.
+func clientGone(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, sdk.ErrConnectionClosed)
 }
 
 // stdio is the transport on the command's standard streams.

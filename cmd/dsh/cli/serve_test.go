@@ -246,3 +246,90 @@ func TestServeWatch(t *testing.T) {
 		}
 	})
 }
+
+func TestServeSendsAScriptsLogsAndProgress(t *testing.T) {
+	dir := t.TempDir()
+	plugin := `import { defineTool, tools, log } from "dsh";
+tools.register(defineTool({
+  name: "work",
+  parameters: {},
+  output: { schema: { type: "string" }, render: (_a, v) => [{ type: "text", text: v }] },
+  async execute(_args, exec) {
+    log.debug("a detail");
+    exec.progress(1, 2);
+    await new Promise((r) => setTimeout(r, 1));
+    log.info("halfway", { step: 1 });
+    exec.progress(2, 2, "done");
+    return "worked";
+  },
+}));
+`
+	if err := os.WriteFile(filepath.Join(dir, "work.js"), []byte(plugin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr := &syncBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)
+		outW.Close()
+	}()
+	var mu sync.Mutex
+	var got []string
+	more := make(chan struct{}, 16)
+	note := func(s string) {
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+		more <- struct{}{}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
+			b, _ := json.Marshal(r.Params.Data)
+			note("log " + string(r.Params.Level) + " " + r.Params.Logger + " " + string(b))
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			b, _ := json.Marshal(r.Params)
+			note("progress " + string(b))
+		},
+	})
+	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW},
+		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	params := &sdk.CallToolParams{Name: "work", Arguments: json.RawMessage(`{}`)}
+	params.SetProgressToken("p1")
+	r, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.IsError || len(r.Content) != 1 || r.Content[0].(*sdk.TextContent).Text != "worked" {
+		t.Errorf("result %+v", r)
+	}
+	for range 3 {
+		<-more
+	}
+	t.Run("the client hears the script's log lines at its level, and its progress", func(t *testing.T) {
+		mu.Lock()
+		defer mu.Unlock()
+		want := []string{
+			`progress {"progressToken":"p1","progress":1,"total":2}`,
+			`log info work.js {"message":"halfway","step":1}`,
+			`progress {"progressToken":"p1","message":"done","progress":2,"total":2}`,
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("heard\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	})
+	if err := cs.Close(); err != nil {
+		t.Error(err)
+	}
+	if c := <-code; c != exitOK {
+		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
+	}
+}

@@ -69,7 +69,11 @@ func newSession(o *options) (*session, error) {
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler = slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})
+	if o.logHandler != nil {
+		handler = o.logHandler(handler)
+	}
+	logger := slog.New(handler)
 
 	agents := scripting.NewAgents()
 	for _, p := range o.agentParent {

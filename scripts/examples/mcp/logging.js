@@ -1,7 +1,7 @@
 // The MCP conformance suite's logging fixture (tools-call-with-logging):
-// three log.info lines about 50 ms apart. dsh sends script logs to its own
-// log, not yet to the MCP client as notifications/message, so this scenario
-// fails until `dsh serve` forwards them.
+// three log.info lines about 50 ms apart. Under `dsh serve`, a script's log
+// lines during a call reach the calling client as notifications/message, at
+// the level it set (logging/setLevel).
 const { defineTool, tools, log } = require("dsh");
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
