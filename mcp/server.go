@@ -397,8 +397,11 @@ func errorResult(msg string) *sdk.CallToolResult {
 }
 
 // content converts blocks: text to text, an image whose attachment (or
-// block) carries base64 "data" and a "mimeType" to an image, anything else
-// to text: its canonical JSON.
+// block) carries base64 "data" and a "mimeType" to an image, an audio
+// block of the same shape to audio, {type: "resource", resource: {uri,
+// mimeType?, text | blob}} to an embedded resource and {type:
+// "resource_link", uri, name, ...} to a resource link; anything else to
+// text: its canonical JSON.
 func content(blocks []engine.Block) []sdk.Content {
 	out := make([]sdk.Content, 0, len(blocks))
 	for _, b := range blocks {
@@ -412,11 +415,9 @@ func content(blocks []engine.Block) []sdk.Content {
 				continue
 			}
 		case engine.RawBlock:
-			if b.BlockType() == "image" {
-				if img := image(b.Value); img != nil {
-					out = append(out, img)
-					continue
-				}
+			if c := rawContent(b); c != nil {
+				out = append(out, c)
+				continue
 			}
 		case nil:
 			continue
@@ -430,31 +431,86 @@ func content(blocks []engine.Block) []sdk.Content {
 	return out
 }
 
+// rawContent converts a raw block of a type MCP content has, in its MCP
+// shape, or returns nil.
+func rawContent(b engine.RawBlock) sdk.Content {
+	switch b.BlockType() {
+	case "image":
+		if img := image(b.Value); img != nil {
+			return img
+		}
+	case "audio":
+		if data, mime, ok := media(b.Value); ok {
+			return &sdk.AudioContent{Data: data, MIMEType: mime}
+		}
+	case "resource":
+		o := b.Value.(*dsl.Object)
+		r, _ := o.Get("resource")
+		if rc := resourceContents(r); rc != nil {
+			return &sdk.EmbeddedResource{Resource: rc}
+		}
+	case "resource_link":
+		var link sdk.ResourceLink
+		if decodeInto(b.Value, &link) && link.URI != "" && link.Name != "" {
+			return &link
+		}
+	}
+	return nil
+}
+
+// resourceContents reads {uri, mimeType?, text | blob (base64)}, or
+// returns nil.
+func resourceContents(v any) *sdk.ResourceContents {
+	var rc sdk.ResourceContents
+	if !decodeInto(v, &rc) || rc.URI == "" || (rc.Text == "") == (rc.Blob == nil) {
+		return nil
+	}
+	return &rc
+}
+
+// decodeInto decodes the JSON value v into dst, reporting success.
+func decodeInto(v any, dst any) bool {
+	if _, ok := v.(*dsl.Object); !ok {
+		return false
+	}
+	text, err := dsl.Marshal(v)
+	return err == nil && json.Unmarshal(text, dst) == nil
+}
+
 // image reads {data: base64, mimeType} (or mediaType) into an image, or
 // returns nil.
 func image(v any) *sdk.ImageContent {
-	o, ok := v.(*dsl.Object)
+	data, mime, ok := media(v)
 	if !ok {
 		return nil
 	}
-	data, _ := o.Get("data")
-	s, ok := data.(string)
-	if !ok {
-		return nil
+	return &sdk.ImageContent{Data: data, MIMEType: mime}
+}
+
+// media reads {data: base64, mimeType} (or mediaType).
+func media(v any) (data []byte, mime string, ok bool) {
+	o, isObj := v.(*dsl.Object)
+	if !isObj {
+		return nil, "", false
 	}
-	mime, _ := o.Get("mimeType")
-	if mime == nil {
-		mime, _ = o.Get("mediaType")
+	d, _ := o.Get("data")
+	s, isStr := d.(string)
+	if !isStr {
+		return nil, "", false
 	}
-	m, ok := mime.(string)
-	if !ok || m == "" {
-		return nil
+	m, _ := o.Get("mimeType")
+	if m == nil {
+		m, _ = o.Get("mediaType")
+	}
+	mime, _ = m.(string)
+	if mime == "" {
+		return nil, "", false
 	}
 	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil
+		return nil, "", false
 	}
-	return &sdk.ImageContent{Data: raw, MIMEType: m}
+	return raw, mime, true
 }
 
 // multiRoundTrip reports whether ss's client asks inside results, as the

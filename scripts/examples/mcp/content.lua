@@ -31,3 +31,21 @@ dsh.tools.register(dsh.define_tool {
     error("This tool intentionally returns an error for testing", 0)
   end,
 })
+
+-- test_embedded_resource returns a text resource, which reaches the client
+-- as an MCP EmbeddedResource.
+dsh.tools.register(dsh.define_tool {
+  name = "test_embedded_resource",
+  description = "Return an embedded text resource (MCP conformance fixture).",
+  parameters = {},
+  output = {
+    schema = { type = "string" },
+    render = function(args, value)
+      return { {
+        type = "resource",
+        resource = { uri = "test://embedded-resource", mimeType = "text/plain", text = value },
+      } }
+    end,
+  },
+  execute = function(args) return "This is an embedded resource content." end,
+})
