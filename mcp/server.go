@@ -299,6 +299,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToolResult {
 	ctx, notes := withNotes(ctx, req.Session, req.Params)
 	defer notes.finish() // the notifications go before the result
+	ctx = engine.WithElicit(ctx, elicit)
 	set, err := s.scope.Resolve(ctx, nil)
 	if err != nil {
 		return errorResult(fmt.Sprintf("resolving the tool set: %v", err))
@@ -340,7 +341,7 @@ func (s *Server) await(ctx context.Context, st *callState) *sdk.CallToolResult {
 	case r := <-st.done:
 		return r
 	case q := <-st.events:
-		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalKey: q.params}, RequestState: q.token}
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{q.key: q.params}, RequestState: q.token}
 	case <-ctx.Done():
 		s.mu.Lock()
 		if cancel := s.cancel[st]; cancel != nil {
@@ -369,7 +370,11 @@ func (s *Server) resume(ctx context.Context, token string, answers sdk.InputResp
 	if st == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown or expired requestState"}
 	}
-	answer, _ := answers[approvalKey].(*sdk.ElicitResult)
+	key := approvalKey
+	if k := st.key.Load(); k != nil {
+		key = *k
+	}
+	answer, _ := answers[key].(*sdk.ElicitResult)
 	if answer == nil {
 		answer = &sdk.ElicitResult{Action: "cancel"}
 	}

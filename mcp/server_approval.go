@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,29 +29,33 @@ type callState struct {
 	server  *Server
 	timeout time.Duration
 	mu      sync.Mutex               // one question at a time
+	key     atomic.Pointer[string]   // the id of the question asked last
 	events  chan question            // a parked question, to the waiting request
 	answers chan *sdk.ElicitResult   // its answer, from the retry
 	done    chan *sdk.CallToolResult // the call's result
 }
 
-// question is an approval question of a multi-round-trip call, parked
-// under token (the requestState of the retry that answers it).
+// question is a question of a multi-round-trip call (an approval, or a
+// tool's own), parked under token (the requestState of the retry that
+// answers it); key is its id in the result's inputRequests.
 type question struct {
+	key    string
 	params *sdk.ElicitParams
 	token  string
 }
 
 // errAbandoned is a parked question nobody answered in time.
-var errAbandoned = errors.New("the client did not answer the approval request in time")
+var errAbandoned = errors.New("the client did not answer the input request in time")
 
-// ask puts q to the client of a multi-round-trip call and waits for the
-// retry that answers it.
-func (st *callState) ask(ctx context.Context, q *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+// ask puts q to the client of a multi-round-trip call, as inputRequests[key],
+// and waits for the retry that answers it.
+func (st *callState) ask(ctx context.Context, key string, q *sdk.ElicitParams) (*sdk.ElicitResult, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.key.Store(&key)
 	token := st.server.park(st)
 	select {
-	case st.events <- question{params: q, token: token}:
+	case st.events <- question{key: key, params: q, token: token}:
 	case <-ctx.Done():
 		if st.unpark(token) {
 			return nil, ctx.Err()
@@ -113,7 +118,7 @@ func Approval(fallback engine.ApprovalService) engine.ApprovalService {
 			err error
 		)
 		if st.events != nil {
-			res, err = st.ask(ctx, q)
+			res, err = st.ask(ctx, approvalKey, q)
 		} else {
 			res, err = st.session.Elicit(ctx, q)
 		}
