@@ -164,15 +164,23 @@ func (b *box) open(L *lua.LState) error {
 		funcs = append(funcs, lua.LFunction{IsG: true, Env: L.Env, GFunction: f, Upvalues: []*lua.Upvalue{}})
 		return &funcs[len(funcs)-1]
 	}
-	lib := func(name string, extra int) *lua.LTable {
-		t := g
-		if name != lua.BaseLibName {
-			t = L.CreateTable(0, len(stdKept[name])+extra)
-			g.RawSetString(name, t)
-		}
+	// The fields of the table being built: lib starts a library's with
+	// its kept members, set adds one, and table makes the table.
+	var buf [40]field
+	fields := buf[:0]
+	kept := func(name string) {
 		for _, member := range stdKept[name] {
-			t.RawSetString(member, fn(s.funcs[name][member]))
+			fields = append(fields, field{member, fn(s.funcs[name][member])})
 		}
+	}
+	lib := func(name string) {
+		fields = buf[:0]
+		kept(name)
+	}
+	set := func(name string, v lua.LValue) { fields = append(fields, field{name, v}) }
+	table := func(sh *shape) *lua.LTable {
+		t := L.CreateTable(0, 0)
+		setFields(t, sh, fields)
 		return t
 	}
 	wrapped := func(libName, member string) lua.LGFunction { return s.funcs[libName][member] }
@@ -183,28 +191,16 @@ func (b *box) open(L *lua.LState) error {
 	L.G.Registry.RawSetString(boxKey, self)
 	b.protect = fn(protected)
 
-	g.RawSetString("_G", g)
-	g.RawSetString("_VERSION", lua.LString(lua.LuaVersion))
-	lib(lua.BaseLibName, 0)
-	g.RawSetString("ipairs", L.NewClosure(s.ipairs, fn(s.ipairsAux)))
-	g.RawSetString("pairs", L.NewClosure(s.pairs, fn(s.pairsAux)))
-	g.RawSetString("require", fn(b.require))
-	g.RawSetString("load", fn(b.load))
-	g.RawSetString("loadstring", fn(b.loadstring))
-	g.RawSetString("collectgarbage", fn(collectGarbage))
-	g.RawSetString("setmetatable", fn(setMetatable))
-	g.RawSetString("pcall", fn(b.pcall))
-	g.RawSetString("xpcall", fn(b.xpcall))
-
-	str := lib(lua.StringLibName, 7)
-	str.RawSetString("rep", fn(b.strRep))
-	str.RawSetString("format", fn(b.strFormat(wrapped(lua.StringLibName, "format"))))
-	str.RawSetString("find", fn(b.strFind))
-	str.RawSetString("match", fn(b.strMatch))
-	str.RawSetString("gsub", fn(b.strGsub))
+	lib(lua.StringLibName)
+	set("rep", fn(b.strRep))
+	set("format", fn(b.strFormat(wrapped(lua.StringLibName, "format"))))
+	set("find", fn(b.strFind))
+	set("match", fn(b.strMatch))
+	set("gsub", fn(b.strGsub))
 	gmatch := fn(b.strGmatch)
-	str.RawSetString("gmatch", gmatch)
-	str.RawSetString("gfind", gmatch)
+	set("gmatch", gmatch)
+	set("gfind", gmatch)
+	str := table(&shapeString)
 	// Strings get a metatable of their own (gopher-lua's would be the
 	// string library table itself, string.__index == string), which
 	// getmetatable("") does not reveal.
@@ -213,23 +209,48 @@ func (b *box) open(L *lua.LState) error {
 	strMeta.RawSetString("__metatable", lua.LString("protected"))
 	L.SetMetatable(lua.LString(""), strMeta)
 
-	tbl := lib(lua.TabLibName, 2)
-	tbl.RawSetString("concat", fn(b.tableConcat))
-	tbl.RawSetString("insert", fn(tableInsert(wrapped(lua.TabLibName, "insert"))))
+	lib(lua.TabLibName)
+	set("concat", fn(b.tableConcat))
+	set("insert", fn(tableInsert(wrapped(lua.TabLibName, "insert"))))
+	tbl := table(&shapeTable)
 
-	m := lib(lua.MathLibName, 4)
-	m.RawSetString("pi", lua.LNumber(math.Pi))
-	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
-	m.RawSetString("random", fn(b.mathRandom))
-	m.RawSetString("randomseed", fn(b.mathRandomseed))
+	lib(lua.MathLibName)
+	set("pi", lua.LNumber(math.Pi))
+	set("huge", lua.LNumber(math.Inf(1)))
+	set("random", fn(b.mathRandom))
+	set("randomseed", fn(b.mathRandomseed))
+	m := table(&shapeMath)
 
-	co := lib(lua.CoroutineLibName, 3)
-	co.RawSetString("create", fn(b.create(wrapped(lua.CoroutineLibName, "create"))))
-	co.RawSetString("resume", fn(b.resume(wrapped(lua.CoroutineLibName, "resume"))))
-	co.RawSetString("wrap", fn(b.wrap(wrapped(lua.CoroutineLibName, "wrap"))))
+	lib(lua.CoroutineLibName)
+	set("create", fn(b.create(wrapped(lua.CoroutineLibName, "create"))))
+	set("resume", fn(b.resume(wrapped(lua.CoroutineLibName, "resume"))))
+	set("wrap", fn(b.wrap(wrapped(lua.CoroutineLibName, "wrap"))))
+	co := table(&shapeCoroutine)
 
-	osLib := lib(lua.OsLibName, 1)
-	osLib.RawSetString("date", fn(b.osDate(wrapped(lua.OsLibName, "date"))))
+	lib(lua.OsLibName)
+	set("date", fn(b.osDate(wrapped(lua.OsLibName, "date"))))
+	osLib := table(&shapeOs)
+
+	// The globals, the library tables last.
+	fields = buf[:0]
+	set("_G", g)
+	set("_VERSION", lua.LString(lua.LuaVersion))
+	kept(lua.BaseLibName)
+	set("ipairs", L.NewClosure(s.ipairs, fn(s.ipairsAux)))
+	set("pairs", L.NewClosure(s.pairs, fn(s.pairsAux)))
+	set("require", fn(b.require))
+	set("load", fn(b.load))
+	set("loadstring", fn(b.loadstring))
+	set("collectgarbage", fn(collectGarbage))
+	set("setmetatable", fn(setMetatable))
+	set("pcall", fn(b.pcall))
+	set("xpcall", fn(b.xpcall))
+	set(lua.StringLibName, str)
+	set(lua.TabLibName, tbl)
+	set(lua.MathLibName, m)
+	set(lua.CoroutineLibName, co)
+	set(lua.OsLibName, osLib)
+	setFields(g, &shapeGlobals, fields)
 	return nil
 }
 

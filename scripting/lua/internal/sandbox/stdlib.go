@@ -2,7 +2,10 @@ package sandbox
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"sync"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -113,4 +116,132 @@ func iterator(g *lua.LTable, name string) (fn, aux lua.LGFunction, err error) {
 		}
 	}
 	return nil, nil, fmt.Errorf("sandbox: unexpected %s in gopher-lua's base library", name)
+}
+
+// Building the library tables.
+//
+// gopher-lua's RawSetString keeps, besides the key's entry, an ordered key
+// list and an index of it (for next), both grown one key at a time and
+// neither presizable from outside: about two thirds of a fresh state's
+// allocations. Every state's library tables have the same keys in the same
+// order, so [setFields] makes that list and index once per table shape and
+// gives each state's table the shared list (read-only: gopher-lua only ever
+// appends to it, and its length is its capacity, so a state adding a key
+// gets a copy of its own) and a copy of the index; only the values, the
+// state's own, are set one by one, into a map made at its final size.
+//
+// gopher-lua's LTable keeps these fields unexported; their offsets and types
+// are read by reflection once per process. It fails closed: when the layout
+// is not the one known here, when a table is not empty, or when the keys
+// differ from the shape's first ones, the fields are set by RawSetString.
+
+// field is a string key of a table and its value.
+type field struct {
+	name  string
+	value lua.LValue
+}
+
+// shape is the keys of one of the tables open builds, in the order they are
+// set: fixed by the first state, read-only after.
+type shape struct {
+	once  sync.Once
+	names []string
+	keys  []lua.LValue       // gopher-lua's key list; len == cap
+	k2i   map[lua.LValue]int // and its index, copied for each table
+	ok    bool               // false: the keys repeat one, set them one by one
+}
+
+// The shapes of open's tables.
+var (
+	shapeGlobals, shapeString, shapeTable, shapeMath, shapeCoroutine, shapeOs shape
+)
+
+// ltable is where LTable keeps its string entries, its key list and the
+// list's index, if the layout is the one setFields knows.
+type ltable struct {
+	ok                 bool
+	strdict, keys, k2i uintptr // offsets
+}
+
+var ltableLayout = sync.OnceValue(func() ltable {
+	want := map[string]reflect.Type{
+		"strdict": reflect.TypeFor[map[string]lua.LValue](),
+		"keys":    reflect.TypeFor[[]lua.LValue](),
+		"k2i":     reflect.TypeFor[map[lua.LValue]int](),
+	}
+	var l ltable
+	found := 0
+	t := reflect.TypeFor[lua.LTable]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		w, ok := want[f.Name]
+		if !ok {
+			continue
+		}
+		if f.Type != w {
+			return ltable{}
+		}
+		found++
+		switch f.Name {
+		case "strdict":
+			l.strdict = f.Offset
+		case "keys":
+			l.keys = f.Offset
+		case "k2i":
+			l.k2i = f.Offset
+		}
+	}
+	l.ok = found == len(want)
+	return l
+})
+
+// init fixes the shape from the first fields set with it, and reports
+// whether fields have its keys.
+func (s *shape) init(fields []field) bool {
+	s.once.Do(func() {
+		s.names = make([]string, len(fields))
+		s.keys = make([]lua.LValue, len(fields))
+		s.k2i = make(map[lua.LValue]int, len(fields))
+		for i, f := range fields {
+			s.names[i] = f.name
+			s.keys[i] = lua.LString(f.name)
+			s.k2i[s.keys[i]] = i
+		}
+		s.ok = len(s.k2i) == len(fields)
+	})
+	if !s.ok || len(fields) != len(s.names) {
+		return false
+	}
+	for i, f := range fields {
+		if f.name != s.names[i] || f.value == lua.LNil {
+			return false
+		}
+	}
+	return true
+}
+
+// setFields sets t's string keys, in order, to their values, as
+// RawSetString would: t is a table with no string key yet.
+func setFields(t *lua.LTable, s *shape, fields []field) {
+	l := ltableLayout()
+	if l.ok && s.init(fields) {
+		p := unsafe.Pointer(t)
+		strdict := (*map[string]lua.LValue)(unsafe.Add(p, l.strdict))
+		keys := (*[]lua.LValue)(unsafe.Add(p, l.keys))
+		k2i := (*map[lua.LValue]int)(unsafe.Add(p, l.k2i))
+		if len(*strdict) == 0 && len(*keys) == 0 && len(*k2i) == 0 {
+			if *strdict == nil { // else gopher-lua made it (the globals')
+				*strdict = make(map[string]lua.LValue, len(fields))
+			}
+			for _, f := range fields {
+				(*strdict)[f.name] = f.value
+			}
+			*keys = s.keys
+			*k2i = maps.Clone(s.k2i)
+			return
+		}
+	}
+	for _, f := range fields {
+		t.RawSetString(f.name, f.value)
+	}
 }
