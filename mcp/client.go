@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime/debug"
@@ -282,7 +283,11 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 // dial makes the default transport of spec.
 func (s *server) dial() (sdk.Transport, error) {
 	if s.spec.URL != "" {
-		return &sdk.StreamableClientTransport{Endpoint: s.spec.URL}, nil
+		t := &sdk.StreamableClientTransport{Endpoint: s.spec.URL}
+		if len(s.spec.Headers) > 0 {
+			t.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.spec.Headers}}
+		}
+		return t, nil
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
 	cmd.Env = childEnv(s.spec.Env)
@@ -636,4 +641,18 @@ func (t *tail) lastLine() string {
 		line = line[:200] + "…"
 	}
 	return line
+}
+
+// headerTransport adds headers to every request it sends through base.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
 }

@@ -23,6 +23,9 @@ type ServerSpec struct {
 	// the variables of [DefaultEnv].
 	Env map[string]string
 	URL string
+	// Headers are sent with every request to URL (an Authorization
+	// header, say).
+	Headers map[string]string
 }
 
 // DefaultEnv names the variables a stdio server inherits from dsh's
@@ -156,13 +159,13 @@ func LoadConfig(path string) ([]ServerSpec, error) {
 //
 //	{"mcpServers": {
 //	  "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"K": "V"}},
-//	  "web": {"type": "http", "url": "https://example.com/mcp"}}}
+//	  "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer T"}}}}
 //
 // Other top-level keys are ignored, so a whole Claude config file can be
 // given. In a server, "type" is "stdio" (the default with a command) or
-// "http" (the default with a url); any other key is an error, so that
-// settings dsh does not honour (SSE, headers, cwd) are never dropped
-// silently. Values are taken literally: ${VAR} is not expanded.
+// "http" (the default with a url), and "headers" go with every request to
+// the url; any other key is an error, so that settings dsh does not honour
+// (SSE, cwd) are never dropped silently. Values are taken literally: ${VAR} is not expanded.
 func ParseConfig(data []byte) ([]ServerSpec, error) {
 	v, err := dsl.Unmarshal(data)
 	if err != nil {
@@ -242,8 +245,24 @@ func configEntry(name string, v any) (ServerSpec, error) {
 				}
 				spec.Env[ek] = s
 			}
+		case "headers":
+			h, ok := x.(*dsl.Object)
+			if !ok {
+				return ServerSpec{}, errors.New(`"headers" must be an object of strings`)
+			}
+			spec.Headers = make(map[string]string, h.Len())
+			for hk, hv := range h.All() {
+				s, ok := hv.(string)
+				if !ok {
+					return ServerSpec{}, errors.New(`"headers" must be an object of strings`)
+				}
+				if err := checkHeader(hk, s); err != nil {
+					return ServerSpec{}, err
+				}
+				spec.Headers[hk] = s
+			}
 		default:
-			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env and url)", k)
+			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url and headers)", k)
 		}
 		if err != nil {
 			return ServerSpec{}, err
@@ -269,8 +288,29 @@ func configEntry(name string, v any) (ServerSpec, error) {
 		return spec, checkURL(spec.URL)
 	case typ == "http":
 		return ServerSpec{}, errors.New(`type "http" needs "url", not "command"`)
+	case spec.Headers != nil:
+		return ServerSpec{}, errors.New(`"headers" apply to a url, not a command`)
 	}
 	return spec, nil
+}
+
+// checkHeader reports a header name that is not an HTTP token, or a value
+// with a control character (a line break would smuggle another header).
+func checkHeader(name, value string) error {
+	if name == "" {
+		return errors.New(`a header name in "headers" is empty`)
+	}
+	for _, c := range []byte(name) {
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return fmt.Errorf("the header name %q is not an HTTP token", name)
+		}
+	}
+	for _, c := range []byte(value) {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return fmt.Errorf("the value of header %q has a control character", name)
+		}
+	}
+	return nil
 }
 
 // CheckNames reports a server name declared twice.

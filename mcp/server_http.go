@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -26,7 +27,21 @@ type HTTPOptions struct {
 	// MaxRequestBytes caps a request body (413 past it); zero is
 	// sdk.DefaultMaxRequestBodyBytes (4 MiB).
 	MaxRequestBytes int64
+	// SessionTimeout closes a session that sent no request for this long
+	// (zero: [DefaultSessionTimeout]; negative: never), so that clients
+	// that vanish do not hold their sessions forever.
+	SessionTimeout time.Duration
+	// ReplayBytes bounds the events kept for clients resuming a broken
+	// stream (Last-Event-ID), over all sessions (zero:
+	// [DefaultReplayBytes]; negative: no resumption).
+	ReplayBytes int
 }
+
+// Defaults of [HTTPOptions].
+const (
+	DefaultSessionTimeout = 30 * time.Minute
+	DefaultReplayBytes    = 10 << 20
+)
 
 // HTTPHandler returns the streamable HTTP handler of the server, behind
 // checks against DNS rebinding and cross-site requests: a Host that is not
@@ -38,10 +53,27 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if max <= 0 {
 		max = sdk.DefaultMaxRequestBodyBytes
 	}
-	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, &sdk.StreamableHTTPOptions{
+	sopts := &sdk.StreamableHTTPOptions{
 		Logger:              s.logger,
 		MaxRequestBodyBytes: max,
-	})
+		SessionTimeout:      opts.SessionTimeout,
+	}
+	switch {
+	case sopts.SessionTimeout == 0:
+		sopts.SessionTimeout = DefaultSessionTimeout
+	case sopts.SessionTimeout < 0:
+		sopts.SessionTimeout = 0
+	}
+	if opts.ReplayBytes >= 0 {
+		store := sdk.NewMemoryEventStore(nil)
+		if opts.ReplayBytes > 0 {
+			store.SetMaxBytes(opts.ReplayBytes)
+		} else {
+			store.SetMaxBytes(DefaultReplayBytes)
+		}
+		sopts.EventStore = store
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, sopts)
 	return &guard{next: h, opts: opts, max: max}
 }
 
