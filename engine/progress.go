@@ -41,4 +41,12 @@ func ReportProgress(ctx context.Context, p Progress) bool {
 	return true
 }
 
+// HasProgress reports whether ctx carries a progress function (see
+// [WithProgress]): a tool that relays progress from elsewhere asks for it
+// only when someone listens.
+func HasProgress(ctx context.Context) bool {
+	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
+	return fn != nil
+}
+
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

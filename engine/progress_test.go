@@ -40,6 +40,11 @@ func TestReportProgress(t *testing.T) {
 			t.Errorf("heard %v, want %v", got, want)
 		}
 	})
+	t.Run("HasProgress says whether a function listens", func(t *testing.T) {
+		if !engine.HasProgress(ctx) || engine.HasProgress(context.Background()) || engine.HasProgress(engine.WithProgress(ctx, nil)) {
+			t.Error("HasProgress is wrong")
+		}
+	})
 	t.Run("a context without a function hears nothing", func(t *testing.T) {
 		if engine.ReportProgress(context.Background(), engine.Progress{Progress: 1}) {
 			t.Error("reported to nobody")

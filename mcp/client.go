@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,6 +184,9 @@ type server struct {
 	relist chan struct{} // a tools/list_changed to act on
 	stderr *tail
 	scope  *engine.Scope // its registrations; only run (then Close) touches it
+
+	seq      atomic.Int64 // progress tokens: dsh-1, dsh-2…
+	progress sync.Map     // a progress token → the context of the call that sent it
 }
 
 // connState is a server's connection: a session, or why there is none.
@@ -265,6 +269,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 			default: // one is pending already
 			}
 		},
+		ProgressNotificationHandler: s.relayProgress,
 	})
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
@@ -481,6 +486,21 @@ func render(_, value any) ([]engine.Block, error) {
 	return []engine.Block{engine.Text(string(text))}, nil
 }
 
+// relayProgress hands the server's progress on a call to the call's own
+// listener (see engine.WithProgress): a client of dsh serve, say, sees the
+// progress of the imported tool it called.
+func (s *server) relayProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	token, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	if ctx, ok := s.progress.Load(token); ok {
+		engine.ReportProgress(ctx.(context.Context), engine.Progress{
+			Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message,
+		})
+	}
+}
+
 // call runs the server's tool.
 func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 	st := s.state.Load()
@@ -491,7 +511,14 @@ func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(raw)})
+	params := &sdk.CallToolParams{Name: tool, Arguments: json.RawMessage(raw)}
+	if engine.HasProgress(ctx) {
+		token := "dsh-" + strconv.FormatInt(s.seq.Add(1), 10)
+		s.progress.Store(token, ctx)
+		defer s.progress.Delete(token)
+		params.SetProgressToken(token)
+	}
+	res, err := st.sess.CallTool(ctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, engine.NewError("AbortError", engine.CodeAborted, "tool call aborted")

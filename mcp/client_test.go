@@ -102,6 +102,20 @@ func impServer(opts *sdk.ServerOptions, hooks *impHooks) *sdk.Server {
 				&sdk.ImageContent{MIMEType: "image/png", Data: []byte("PNG")},
 			}}, nil
 		})
+	srv.AddTool(&sdk.Tool{Name: "steps", InputSchema: impSchema(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			token := req.Params.GetProgressToken()
+			if token == nil {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "no token"}}}, nil
+			}
+			for i := 1; i <= 2; i++ {
+				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d", i)}
+				if err := req.Session.NotifyProgress(ctx, p); err != nil {
+					return nil, err
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "stepped"}}}, nil
+		})
 	srv.AddTool(&sdk.Tool{Name: "wait", InputSchema: impSchema(`{"type":"object"}`)},
 		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			if hooks != nil {
@@ -236,7 +250,7 @@ func TestImportInMemory(t *testing.T) {
 	t.Run("the other tools are registered as NAME.tool, over every page of the listing", func(t *testing.T) {
 		got := impToolNames(svc)
 		slices.Sort(got)
-		want := []string{"t.add", "t.echo", "t.fail", "t.image", "t.wait"}
+		want := []string{"t.add", "t.echo", "t.fail", "t.image", "t.steps", "t.wait"}
 		if !slices.Equal(got, want) {
 			t.Errorf("tools = %v, want %v", got, want)
 		}
@@ -297,6 +311,29 @@ func TestImportInMemory(t *testing.T) {
 		}
 		if _, ok := r.Content[1].(engine.ImageBlock); !ok {
 			t.Errorf("content[1] is %T, want engine.ImageBlock", r.Content[1])
+		}
+	})
+
+	t.Run("the server's progress on a call reaches the call's listener", func(t *testing.T) {
+		var got []string
+		heard := make(chan struct{}, 4)
+		ctx := engine.WithProgress(context.Background(), func(p engine.Progress) {
+			got = append(got, fmt.Sprintf("%v/%v %s", p.Progress, p.Total, p.Message))
+			heard <- struct{}{}
+		})
+		if r := impCall(svc, ctx, "t.steps", nil); r.IsError || r.Value != "stepped" {
+			t.Fatalf("result %s", impJSON(t, r))
+		}
+		<-heard
+		<-heard
+		if want := "1/2 step 1|2/2 step 2"; strings.Join(got, "|") != want {
+			t.Errorf("progress %q, want %q", strings.Join(got, "|"), want)
+		}
+	})
+
+	t.Run("a call nobody hears the progress of asks for none", func(t *testing.T) {
+		if r := impCall(svc, context.Background(), "t.steps", nil); r.IsError || r.Value != "no token" {
+			t.Errorf("result %s, want no token sent", impJSON(t, r))
 		}
 	})
 
