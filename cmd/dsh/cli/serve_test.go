@@ -1,5 +1,7 @@
 package cli
 
+//lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28, and issue 17 asks for it: clients on 2025-11-25 use it, and servers keep it through the deprecation window.
+
 import (
 	"bytes"
 	"context"
