@@ -30,8 +30,8 @@
 //   - A body's args and exec.arguments are the same frozen object. An
 //     execution object's own properties are callId, rootCallId, name,
 //     arguments, agent and parent; signal (an accessor, writable in
-//     tools/execute wrappers) and a body's deferContext, concludeTurn and
-//     progress are inherited from a frozen prototype shared by the
+//     tools/execute wrappers) and a body's deferContext, concludeTurn,
+//     progress and elicit are inherited from a frozen prototype shared by the
 //     instance's execution objects, as a class's methods would be. A listener's exec.arguments is
 //     converted when first read, and stays readable after its call settled.
 //   - Host functions take trailing undefined arguments, and options members
@@ -52,6 +52,13 @@
 //   - exec.progress(progress, total?, message?) in a body reports to
 //     engine.ReportProgress under the body's ctx; after the call settled it
 //     does nothing.
+//   - exec.elicit(message, schema?) in a body asks engine.Elicit under the
+//     body's ctx off the loop (other calls on the instance run meanwhile)
+//     and resolves to a plain {action, content}, content undefined unless
+//     action is "accept". It rejects with an Error of the Go error's text
+//     when asking fails, with the body's signal's reason (an AbortError)
+//     when the call is cancelled, and with "exec.elicit(message, schema?):
+//     the call is over" when the body settled first; bad arguments throw.
 //   - Errors the dsh module raises have name "Error" (coded ones their own
 //     name and a code); a thrown object's own name, code and message are read
 //     to keep a coded error's info.

@@ -333,7 +333,36 @@ declare module "dsh" {
      * on other arguments; does nothing once the call has settled.
      */
     progress(progress: number, total?: number, message?: string): void;
+    /**
+     * Asks the user behind the caller a question (MCP elicitation):
+     * message, and schema, the JSON Schema of the answer's form (an object
+     * whose properties are primitives; absent for a bare confirmation).
+     * Resolves to the answer: content holds the form's values when action
+     * is "accept", and is undefined otherwise. Other calls on the instance
+     * run meanwhile. Throws on bad arguments; rejects with an Error when
+     * nobody can be asked or asking fails (its message is the reason), with
+     * this call's signal's reason when the call is cancelled meanwhile, and
+     * with "exec.elicit(message, schema?): the call is over" once the call
+     * has settled.
+     */
+    elicit<Content extends Record<string, string | number | boolean> = Record<string, string | number | boolean>>(
+      message: string,
+      schema?: ElicitationSchema,
+    ): Promise<ElicitationAnswer<Content>>;
   }
+
+  /** The form exec.elicit asks for: a JSON Schema object of primitives. */
+  export type ElicitationSchema = {
+    type: "object";
+    properties: Record<string, Record<string, unknown>>;
+    required?: string[];
+    [key: string]: unknown;
+  };
+
+  /** The user's answer to exec.elicit. */
+  export type ElicitationAnswer<Content = Record<string, string | number | boolean>> =
+    | { action: "accept"; content: Content | undefined }
+    | { action: "decline" | "cancel"; content: undefined };
 
   // ---- Results (pipeline.md §1.6) ----------------------------------------
 

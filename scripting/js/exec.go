@@ -28,11 +28,12 @@ type liveExec struct {
 // execFns are the functions every execution object shares; they find their
 // call through `this`, so no function is made per call.
 type execFns struct {
-	getSignal, setSignal, getArgs, deferContext, concludeTurn, progress goja.Value
+	getSignal, setSignal, getArgs, deferContext, concludeTurn, progress, elicit goja.Value
 
 	// The prototypes of execution objects: Object.prototype's children
 	// with signal, read-only (listenerProto) or writable (wrapperProto),
-	// and for bodies with deferContext, concludeTurn and progress too.
+	// and for bodies with deferContext, concludeTurn, progress and elicit
+	// too.
 	listenerProto, wrapperProto, bodyProto *goja.Object
 }
 
@@ -122,6 +123,9 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			}
 			return goja.Undefined()
 		}),
+		elicit: vm.ToValue(func(call goja.FunctionCall) goja.Value {
+			return i.elicit(vm, call)
+		}),
 	}
 	proto := func(setter goja.Value, methods bool) *goja.Object {
 		p := vm.NewObject()
@@ -130,6 +134,7 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			_ = p.DefineDataProperty("deferContext", i.fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 			_ = p.DefineDataProperty("concludeTurn", i.fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 			_ = p.DefineDataProperty("progress", i.fns.progress, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+			_ = p.DefineDataProperty("elicit", i.fns.elicit, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 		}
 		i.seal(p)
 		return p
@@ -171,8 +176,8 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments (frozen), agent, parent (a token object, the same for the
 // same token) of its own, and, from its prototype, signal (writable in
-// wrappers) and, for bodies, deferContext, concludeTurn and progress. It is registered
-// as live until release is called.
+// wrappers) and, for bodies, deferContext, concludeTurn, progress and
+// elicit. It is registered as live until release is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
 	fns := i.execFuncs(vm)

@@ -77,6 +77,14 @@
 //   - exec.progress(progress, total, message) in a body (with a dot or a
 //     colon) reports to engine.ReportProgress under the body's ctx; after
 //     the call returned it does nothing.
+//   - exec.elicit(message, schema) in a body (with a dot or a colon) asks
+//     engine.Elicit under the body's ctx and waits for the answer while the
+//     instance serves other calls, as tools.call does; it returns
+//     {action = ..., content = ...}, content nil unless action is "accept".
+//     A schema's members reach the Go side in sorted key order, as every
+//     table's do. It raises the Go error's text when asking fails or the
+//     call is cancelled meanwhile, and "exec.elicit(message, schema): the
+//     call is over" once the call returned.
 //
 // # run_code programs
 //

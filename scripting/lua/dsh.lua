@@ -148,6 +148,13 @@
 ---@field defer_context fun(message: dsh.UserMessage|dsh.ContextMessage) Attaches a context message to this call's result (exec.defer_context(m) or exec:defer_context(m)).
 ---@field conclude_turn fun() Marks a success of this call as concluding the agent's turn.
 ---@field progress fun(progress: number, total?: number, message?: string) Reports how far the call is (a finite number, increasing) out of total (a finite number >= 0; nil or 0: unknown), with an optional message, to whoever asked for progress (exec.progress(p, t, m) or exec:progress(p, t, m)); raises on other arguments, does nothing once the call has returned.
+---@field elicit fun(message: string, schema?: table): dsh.ElicitationAnswer Asks the user behind the caller a question (MCP elicitation): message, and schema, the JSON Schema of the answer's form (an object whose properties are primitives; nil for a bare confirmation). Waits for the answer while the instance serves other calls (exec.elicit(m, s) or exec:elicit(m, s)); raises on bad arguments, with the Go error's text when nobody can be asked, asking fails or the call is cancelled meanwhile, and "exec.elicit(message, schema): the call is over" once the call has returned.
+
+---The user's answer to exec.elicit: content holds the form's values when
+---action is "accept", and is nil otherwise.
+---@class dsh.ElicitationAnswer
+---@field action "accept"|"decline"|"cancel"
+---@field content table|nil
 
 -- ---------------------------------------------------------------------------
 -- Results (pipeline.md §1.6)

@@ -100,12 +100,14 @@ type liveExec struct {
 	deferFn *glua.LFunction
 	conclFn *glua.LFunction
 	progFn  *glua.LFunction
+	elicFn  *glua.LFunction
 }
 
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments, agent, parent (a token, the same userdata for the same
-// token), signal, and, for bodies, defer_context, conclude_turn and progress. Fields
-// are read lazily through __index; the object is read-only.
+// token), signal, and, for bodies, defer_context, conclude_turn, progress
+// and elicit. Fields are read lazily through __index; the object is
+// read-only.
 func (i *instance) execObject(L *glua.LState, f *frame, exec *engine.Execution, run *engine.Run) *liveExec {
 	l := &liveExec{exec: exec, frame: f, run: run}
 	l.ud = L.NewUserData()
@@ -224,6 +226,15 @@ func (i *instance) execIndex(L *glua.LState) int {
 			})
 		}
 		L.Push(l.progFn)
+	case "elicit":
+		if l.run == nil {
+			L.Push(glua.LNil)
+			return 1
+		}
+		if l.elicFn == nil {
+			l.elicFn = L.NewFunction(func(L *glua.LState) int { return i.elicit(L, l) })
+		}
+		L.Push(l.elicFn)
 	default:
 		L.Push(glua.LNil)
 	}
