@@ -283,6 +283,12 @@ func (x *batchRun) start(i int) {
 // (fewer bodies than the cap are in flight, and settles never blocks), so
 // the send waits only for it.
 func (x *batchRun) spawn(j dispatchJob) {
+	if len(x.slots) == 1 {
+		// A batch of one has nothing to overlap: its goroutine would only
+		// wait for the body, so it runs the body itself.
+		x.dispatch(j.i, j.c)
+		return
+	}
 	if x.jobs == nil {
 		x.jobs = make(chan dispatchJob)
 	}

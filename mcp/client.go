@@ -488,7 +488,9 @@ func render(_, value any) ([]engine.Block, error) {
 
 // relayProgress hands the server's progress on a call to the call's own
 // listener (see engine.WithProgress): a client of dsh serve, say, sees the
-// progress of the imported tool it called.
+// progress of the imported tool it called. The SDK client handles
+// notifications beside responses, so progress arriving after the call's
+// result is dropped.
 func (s *server) relayProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	token, ok := req.Params.ProgressToken.(string)
 	if !ok {

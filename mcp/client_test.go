@@ -45,6 +45,10 @@ func init() {
 // cancellation.
 type impHooks struct {
 	started, cancelled chan struct{}
+	// heard, when set, is closed once the caller heard the progress of
+	// "steps", which returns only then (the SDK's client handles
+	// notifications concurrently with responses).
+	heard chan struct{}
 }
 
 func impSchema(s string) json.RawMessage { return json.RawMessage(s) }
@@ -112,6 +116,13 @@ func impServer(opts *sdk.ServerOptions, hooks *impHooks) *sdk.Server {
 				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d", i)}
 				if err := req.Session.NotifyProgress(ctx, p); err != nil {
 					return nil, err
+				}
+			}
+			if hooks != nil && hooks.heard != nil {
+				select {
+				case <-hooks.heard:
+				case <-ctx.Done():
+					return nil, ctx.Err()
 				}
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "stepped"}}}, nil
@@ -225,7 +236,7 @@ func impObj(t *testing.T, text string) any {
 }
 
 func TestImportInMemory(t *testing.T) {
-	hooks := &impHooks{started: make(chan struct{}, 1), cancelled: make(chan struct{}, 1)}
+	hooks := &impHooks{started: make(chan struct{}, 1), cancelled: make(chan struct{}, 1), heard: make(chan struct{})}
 	srv := impServer(&sdk.ServerOptions{PageSize: 2}, hooks)
 	mem := newImpMemServer(srv)
 	svc := engine.New()
@@ -316,16 +327,15 @@ func TestImportInMemory(t *testing.T) {
 
 	t.Run("the server's progress on a call reaches the call's listener", func(t *testing.T) {
 		var got []string
-		heard := make(chan struct{}, 4)
 		ctx := engine.WithProgress(context.Background(), func(p engine.Progress) {
 			got = append(got, fmt.Sprintf("%v/%v %s", p.Progress, p.Total, p.Message))
-			heard <- struct{}{}
+			if len(got) == 2 {
+				close(hooks.heard)
+			}
 		})
 		if r := impCall(svc, ctx, "t.steps", nil); r.IsError || r.Value != "stepped" {
 			t.Fatalf("result %s", impJSON(t, r))
 		}
-		<-heard
-		<-heard
 		if want := "1/2 step 1|2/2 step 2"; strings.Join(got, "|") != want {
 			t.Errorf("progress %q, want %q", strings.Join(got, "|"), want)
 		}
