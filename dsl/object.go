@@ -25,15 +25,39 @@ type Object struct {
 // NewObject returns an object holding members in order. A repeated key keeps
 // its first position and takes the later value.
 func NewObject(members ...Member) *Object {
-	o := &Object{members: make([]Member, 0, len(members))}
+	o := newObjectCap(len(members))
 	for _, m := range members {
 		o.Set(m.Key, m.Value)
 	}
 	return o
 }
 
-// newObjectCap returns an empty object with room for n members.
+// newObjectCap returns an empty object with room for n members. An object
+// of up to four members is one allocation, its members beside it.
 func newObjectCap(n int) *Object {
+	switch {
+	case n == 1:
+		p := new(struct {
+			o Object
+			m [1]Member
+		})
+		p.o.members = p.m[:0]
+		return &p.o
+	case n == 2:
+		p := new(struct {
+			o Object
+			m [2]Member
+		})
+		p.o.members = p.m[:0]
+		return &p.o
+	case n == 3 || n == 4:
+		p := new(struct {
+			o Object
+			m [4]Member
+		})
+		p.o.members = p.m[:0:n]
+		return &p.o
+	}
 	return &Object{members: make([]Member, 0, n)}
 }
 

@@ -143,10 +143,43 @@ func (w *walker) run(root string, v any) (any, error) {
 	if !open {
 		return out, nil
 	}
+	// The root's leading plain scalars need no stack: a root holding nothing
+	// else (most arguments and results) is done without one. A scalar that
+	// would pass maxBytes is left to the loop below, which reports it.
+	for fr.i < fr.n {
+		key, child := fr.child()
+		if !plainScalar(child) || (fr.kind == frameObject && !utf8.ValidString(key)) {
+			break
+		}
+		if w.maxBytes > 0 {
+			n := w.bytes + len(key)
+			if s, ok := child.(string); ok {
+				n += len(s)
+			}
+			if n > w.maxBytes {
+				break
+			}
+			w.bytes = n
+		}
+		if w.copy {
+			if fr.dObj != nil {
+				fr.dObj.appendNew(key, child)
+			} else {
+				fr.dList[fr.i] = child
+			}
+		}
+		fr.i++
+	}
+	if fr.i == fr.n {
+		return out, nil
+	}
+	// used is how far the walk filled the stack: only that part holds
+	// references to clear before the stack goes back to the pool.
+	used := 1
 	if p, ok := framePool.Get().(*[]frame); ok {
 		w.stack = (*p)[:0]
 		defer func() {
-			clear(w.stack[:cap(w.stack)])
+			clear(w.stack[:used])
 			*p = w.stack[:0]
 			framePool.Put(p)
 		}()
@@ -217,6 +250,7 @@ func (w *walker) run(root string, v any) (any, error) {
 		f.i++
 		if open {
 			w.stack = append(w.stack, cfr)
+			used = max(used, len(w.stack))
 		}
 	}
 	return out, nil

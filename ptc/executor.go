@@ -265,20 +265,26 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 			continue
 		}
 		name, schema := def.Name, def.Parameters
-		start := func(_ context.Context, args any) (func(context.Context) (any, error), error) {
+		submission := func(args any) (subCall, error) {
 			dispatched, logged, err := snapshotArguments(args, e.argDepth, e.argBytes)
-			if err != nil {
-				return nil, err
-			}
-			return sched.Enqueue(subCall{Name: name, Arguments: dispatched, Logged: logged, Schema: schema}), nil
+			return subCall{Name: name, Arguments: dispatched, Logged: logged, Schema: schema}, err
 		}
-		ns.Bindings = append(ns.Bindings, Binding{Name: name, Start: start, Call: func(ctx context.Context, args any) (any, error) {
-			wait, err := start(ctx, args)
-			if err != nil {
-				return nil, err
-			}
-			return wait(ctx)
-		}})
+		ns.Bindings = append(ns.Bindings, Binding{Name: name,
+			Start: func(_ context.Context, args any) (func(context.Context) (any, error), error) {
+				c, err := submission(args)
+				if err != nil {
+					return nil, err
+				}
+				return sched.Enqueue(c), nil
+			},
+			// Call is Start and its wait, without making the wait a func.
+			Call: func(ctx context.Context, args any) (any, error) {
+				c, err := submission(args)
+				if err != nil {
+					return nil, err
+				}
+				return sched.Submit(ctx, c)
+			}})
 	}
 	res, runErr := e.rt.Run(ctx, Request{Program: code, Bindings: []Namespace{ns}})
 	// Whatever happened, the run is over: queued sub-calls are abandoned,

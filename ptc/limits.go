@@ -135,7 +135,8 @@ const (
 func measureArguments(v any, maxDepth int, maxBytes int64) argStatus {
 	var n int64
 	counting := maxBytes >= 0
-	var stack []sizeFrame
+	var frames [16]sizeFrame // the stack of a shallow value, without allocating
+	stack := frames[:0]
 	add := func(c int64) bool {
 		n += c
 		return !counting || n <= maxBytes

@@ -84,22 +84,28 @@ type scheduler struct {
 	workers int // started, lane-owned
 	wg      sync.WaitGroup
 
+	idPrefix string // "<outer call id>:ptc:", the sub-call ids' prefix
+
 	mu        sync.Mutex
-	n         int         // sub-call ids handed out
-	pending   []*subEntry // submitted, not started
-	started   []*subEntry // started, not committed, in submission order
-	inflight  int         // dispatches running
-	exclusive bool        // an exclusive call started and has not committed
-	logWork   int         // settle-event tasks pending
-	laneUp    bool        // the lane was started (by the first call)
-	err       error       // the first internal failure
+	n         int        // sub-call ids handed out
+	pending   entryQueue // submitted, not started
+	started   entryQueue // started, not committed, in submission order
+	inflight  int        // dispatches running
+	exclusive bool       // an exclusive call started and has not committed
+	logWork   int        // settle-event tasks pending
+	laneUp    bool       // the lane was started (by the first call)
+	err       error      // the first internal failure
 }
 
 // subEntry is one submission.
 type subEntry struct {
 	in     engine.Input
 	logged any
-	reply  chan subReply // buffered: the lane never blocks on it
+	done   chan struct{} // closed once value and err are the outcome
+
+	// The outcome, written once before done is closed.
+	value    any
+	replyErr error
 
 	// Written by the lane, or under scheduler.mu by a dispatch goroutine.
 	mode    engine.Mode
@@ -108,9 +114,54 @@ type subEntry struct {
 	err     error // a stage's internal failure
 }
 
-type subReply struct {
-	value any
-	err   error
+// settle sets e's outcome and wakes its waiters; the lane calls it once.
+func (e *subEntry) settle(value any, err error) {
+	e.value, e.replyErr = value, err
+	close(e.done)
+}
+
+// wait waits for e's outcome; when ctx ends first it returns ctx's cause.
+// Every wait after the outcome sees the same outcome.
+func (e *subEntry) wait(ctx context.Context) (any, error) {
+	select {
+	case <-e.done:
+		return e.value, e.replyErr
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// entryQueue is a FIFO of entries that reuses its slice: popping the last
+// entry rewinds it, and a push into a full slice whose front half is popped
+// moves the rest down instead of growing it.
+type entryQueue struct {
+	items []*subEntry
+	head  int // the index of the front entry
+}
+
+func (q *entryQueue) len() int { return len(q.items) - q.head }
+
+// front is the first entry; the queue must not be empty.
+func (q *entryQueue) front() *subEntry { return q.items[q.head] }
+
+func (q *entryQueue) push(e *subEntry) {
+	if len(q.items) == cap(q.items) && q.head > 0 && q.head >= len(q.items)/2 {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+	q.items = append(q.items, e)
+}
+
+// pop removes and returns the first entry; the queue must not be empty.
+func (q *entryQueue) pop() *subEntry {
+	e := q.items[q.head]
+	q.items[q.head] = nil
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	}
+	return e
 }
 
 // newScheduler starts the scheduler for one run. The run-scoped context is
@@ -123,7 +174,7 @@ func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOption
 		return nil, errors.New("ptc: scheduler without an outer execution")
 	}
 	s := &scheduler{
-		svc: svc, outer: opts.Outer, agent: opts.Outer.Agent(), max: opts.MaxParallel, maxCalls: opts.MaxSubCalls, maxQueue: opts.MaxQueued, onCommit: opts.OnCommit,
+		svc: svc, outer: opts.Outer, idPrefix: opts.Outer.CallID() + ":ptc:", agent: opts.Outer.Agent(), max: opts.MaxParallel, maxCalls: opts.MaxSubCalls, maxQueue: opts.MaxQueued, onCommit: opts.OnCommit,
 		wake: make(chan struct{}, 1), done: make(chan struct{}), jobs: make(chan *subEntry),
 	}
 	if opts.Log != nil && s.agent != nil {
@@ -137,7 +188,11 @@ func newScheduler(ctx context.Context, svc *engine.Service, opts schedulerOption
 
 // Submit is one binding call: [scheduler.Enqueue] and wait.
 func (s *scheduler) Submit(ctx context.Context, c subCall) (any, error) {
-	return s.Enqueue(c)(ctx)
+	e, err := s.enqueue(c)
+	if err != nil {
+		return nil, err
+	}
+	return e.wait(ctx)
 }
 
 // Enqueue queues one binding call under the next sub-call id and returns a
@@ -150,26 +205,34 @@ func (s *scheduler) Submit(ctx context.Context, c subCall) (any, error) {
 // fails at once with the cap's message: it takes no number, starts nothing
 // and logs nothing.
 func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
+	e, err := s.enqueue(c)
+	if err != nil {
+		return func(context.Context) (any, error) { return nil, err }
+	}
+	return e.wait
+}
+
+// enqueue is [scheduler.Enqueue]: the queued call, or the error of a call
+// refused at once.
+func (s *scheduler) enqueue(c subCall) (*subEntry, error) {
 	s.mu.Lock()
 	if s.ctx.Err() != nil {
 		s.mu.Unlock()
-		err := s.overError(c.Name, "not dispatched")
-		return func(context.Context) (any, error) { return nil, err }
+		return nil, s.overError(c.Name, "not dispatched")
 	}
 	if s.maxCalls > 0 && s.n >= s.maxCalls {
 		s.mu.Unlock()
-		err := fmt.Errorf("run_code sub-call limit reached: a run may make at most %d tool calls", s.maxCalls)
-		return func(context.Context) (any, error) { return nil, err }
+		return nil, fmt.Errorf("run_code sub-call limit reached: a run may make at most %d tool calls", s.maxCalls)
 	}
-	if s.maxQueue > 0 && len(s.pending) >= s.maxQueue {
+	if s.maxQueue > 0 && s.pending.len() >= s.maxQueue {
 		s.mu.Unlock()
-		err := fmt.Errorf("run_code queue limit reached: at most %d tool calls may wait to start", s.maxQueue)
-		return func(context.Context) (any, error) { return nil, err }
+		return nil, fmt.Errorf("run_code queue limit reached: at most %d tool calls may wait to start", s.maxQueue)
 	}
 	s.n++
+	var id [64]byte
 	e := &subEntry{
 		in: engine.Input{
-			CallID:     s.outer.CallID() + ":ptc:" + strconv.Itoa(s.n),
+			CallID:     string(strconv.AppendInt(append(id[:0], s.idPrefix...), int64(s.n), 10)),
 			RootCallID: s.outer.RootCallID(),
 			Name:       c.Name,
 			Arguments:  c.Arguments,
@@ -180,24 +243,16 @@ func (s *scheduler) Enqueue(c subCall) func(ctx context.Context) (any, error) {
 			OwnBudget:  true,
 		},
 		logged: c.Logged,
-		reply:  make(chan subReply, 1),
+		done:   make(chan struct{}),
 	}
-	s.pending = append(s.pending, e)
+	s.pending.push(e)
 	if !s.laneUp { // the lane starts with the first call
 		s.laneUp = true
 		go s.drive()
 	}
 	s.mu.Unlock()
 	s.signal()
-	return func(ctx context.Context) (any, error) {
-		select {
-		case r := <-e.reply:
-			e.reply <- r // a second wait sees the same outcome
-			return r.value, r.err
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
+	return e, nil
 }
 
 // Close ends the run with reason (unless it already ended) and drains it:
@@ -251,9 +306,8 @@ func (s *scheduler) drive() {
 			<-s.wake
 			continue
 		}
-		if len(s.started) > 0 && s.started[0].settled {
-			e := s.started[0]
-			s.started = s.started[1:]
+		if s.started.len() > 0 && s.started.front().settled {
+			e := s.started.pop()
 			s.mu.Unlock()
 			s.commit(e)
 			if e.mode == engine.Exclusive {
@@ -264,12 +318,12 @@ func (s *scheduler) drive() {
 			continue
 		}
 		over := s.ctx.Err() != nil
-		if len(s.pending) > 0 {
-			head := s.pending[0]
+		if s.pending.len() > 0 {
+			head := s.pending.front()
 			if over {
-				s.pending = s.pending[1:]
+				s.pending.pop()
 				s.mu.Unlock()
-				head.reply <- subReply{err: s.overError(head.in.Name, "tool call abandoned")}
+				head.settle(nil, s.overError(head.in.Name, "tool call abandoned"))
 				continue
 			}
 			if !s.exclusive {
@@ -280,8 +334,8 @@ func (s *scheduler) drive() {
 					s.mu.Lock()
 					head.mode = mode
 					s.exclusive = mode == engine.Exclusive
-					s.pending = s.pending[1:]
-					s.started = append(s.started, head)
+					s.pending.pop()
+					s.started.push(head)
 					s.mu.Unlock()
 					s.start(head)
 					continue
@@ -289,7 +343,7 @@ func (s *scheduler) drive() {
 				s.mu.Lock()
 			}
 		}
-		idle := over && len(s.pending) == 0 && len(s.started) == 0 && s.logWork == 0
+		idle := over && s.pending.len() == 0 && s.started.len() == 0 && s.logWork == 0
 		s.mu.Unlock()
 		if idle {
 			return
@@ -386,11 +440,11 @@ func (s *scheduler) commit(e *subEntry) {
 	s.mu.Unlock()
 	switch {
 	case over:
-		e.reply <- subReply{err: s.overError(e.in.Name, "result discarded")}
+		e.settle(nil, s.overError(e.in.Name, "result discarded"))
 	case r.IsError:
-		e.reply <- subReply{err: errors.New(failureMessage(r))}
+		e.settle(nil, errors.New(failureMessage(r)))
 	default:
-		e.reply <- subReply{value: r.Value}
+		e.settle(r.Value, nil)
 	}
 	if s.log != nil {
 		go s.settleEvent(e, r)

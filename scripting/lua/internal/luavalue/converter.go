@@ -39,7 +39,8 @@ type Converter struct {
 	objectMT *lua.LTable
 	nullName string // how messages name the sentinel (NullName)
 
-	spare *toGo // the buffers of the last ToGo, reused by the next
+	spare    *toGo      // the buffers of the last ToGo, reused by the next
+	luaStack []luaFrame // the stack of the last ToLua, reused by the next
 }
 
 // New returns a converter for L with the given limits. It creates the null

@@ -116,41 +116,47 @@ const (
 
 // toGo is the state of one ToGo call. It walks with an explicit stack.
 type toGo struct {
-	c        *Converter
-	root     string
-	nodes    int
-	stack    []frame
-	open     map[*lua.LTable]struct{}
-	ents     []entry      // the entries of the open tables, each frame's a slice of it
-	members  []dsl.Member // the members of the open objects, likewise
-	sc       scan
-	visit    func(k, v lua.LValue) // visitEntry, bound once
-	maxDepth int
-	maxNodes int
-	maxBytes int
-	bytes    int // the size so far, as dsl.Limits.MaxBytes counts it
-	hole     int // 1 + the JSON index of the missing array element being reported, or 0
+	c       *Converter
+	root    string
+	nodes   int
+	stack   []frame
+	open    map[*lua.LTable]struct{}
+	ents    []entry      // the entries of the open tables, each frame's a slice of it
+	members []dsl.Member // the members of the open objects, likewise
+	sc      scan
+	visit   func(k, v lua.LValue) // visitEntry, bound once
+	out     any                   // the result, kept here so that it need not escape
+	// How far this call filled stack, ents and members: only that part of
+	// them holds references for reset to clear.
+	usedStack, usedEnts, usedMembers int
+	maxDepth                         int
+	maxNodes                         int
+	maxBytes                         int
+	bytes                            int // the size so far, as dsl.Limits.MaxBytes counts it
+	hole                             int // 1 + the JSON index of the missing array element being reported, or 0
 }
 
 // reset readies g for another call, dropping every reference to this one's
 // values.
 func (g *toGo) reset() {
-	clear(g.stack[:cap(g.stack)])
+	clear(g.stack[:g.usedStack])
 	g.stack = g.stack[:0]
 	if cap(g.stack) > keepStack {
 		g.stack = nil
 	}
-	clear(g.ents[:cap(g.ents)])
+	clear(g.ents[:g.usedEnts])
 	g.ents = g.ents[:0]
 	if cap(g.ents) > keepEntries {
 		g.ents = nil
 	}
-	clear(g.members[:cap(g.members)])
+	clear(g.members[:g.usedMembers])
 	g.members = g.members[:0]
 	if cap(g.members) > keepMembers {
 		g.members = nil
 	}
+	g.usedStack, g.usedEnts, g.usedMembers = 0, 0, 0
 	g.open = nil
+	g.out = nil
 	g.nodes, g.bytes = 0, 0
 	g.hole = 0
 	g.sc = scan{}
@@ -158,12 +164,12 @@ func (g *toGo) reset() {
 
 func (g *toGo) run(v lua.LValue, root string, schema any) (any, error) {
 	g.root, g.maxDepth, g.maxNodes, g.maxBytes = root, g.c.lim.MaxDepth, g.c.lim.MaxNodes, g.c.lim.MaxBytes
-	var out any
+	g.out = nil
 	g.nodes, g.bytes = 1, dsl.ValueBytes
 	if g.bytes > g.maxBytes {
 		return nil, g.fail(reasonBytes)
 	}
-	if reason := g.enter(v, &out, schema); reason != "" {
+	if reason := g.enter(v, &g.out, schema); reason != "" {
 		return nil, g.fail(reason)
 	}
 	for len(g.stack) > 0 {
@@ -194,7 +200,7 @@ func (g *toGo) run(v lua.LValue, root string, schema any) (any, error) {
 			return nil, g.fail(reason)
 		}
 	}
-	return out, nil
+	return g.out, nil
 }
 
 // finish closes the table on top of the stack.
@@ -300,6 +306,7 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 	start := len(g.ents)
 	g.sc = scan{budget: g.maxNodes - g.nodes}
 	t.ForEach(g.visit) // reads the Go maps and slice of t; calls no metamethod
+	g.usedEnts = max(g.usedEnts, len(g.ents))
 	sc := &g.sc
 	ents := g.ents[start:]
 	if sc.n > sc.budget {
@@ -343,6 +350,7 @@ func (g *toGo) openTable(t *lua.LTable, slot *any, schema any) string {
 		n := len(ents)
 		mstart := len(g.members)
 		g.members = slices.Grow(g.members, n)[:mstart+n]
+		g.usedMembers = max(g.usedMembers, len(g.members))
 		g.push(frame{t: t, object: true, ents: ents[:n:n], schema: narrow(schema, admitObject),
 			members: g.members[mstart : mstart+n : mstart+n], slot: slot})
 		return ""
@@ -485,6 +493,7 @@ func (g *toGo) isOpen(t *lua.LTable) bool {
 func (g *toGo) push(f frame) {
 	g.nodes += len(f.ents)
 	g.stack = append(g.stack, f)
+	g.usedStack = max(g.usedStack, len(g.stack))
 	switch {
 	case g.open != nil:
 		g.open[f.t] = struct{}{}

@@ -35,8 +35,14 @@ func (c *Converter) ToLua(v any) lua.LValue {
 // TryToLua is [Converter.ToLua] returning an error, with paths rooted at
 // "value", instead of panicking.
 func (c *Converter) TryToLua(v any) (lua.LValue, error) {
-	t := toLua{c: c}
-	return t.run(v)
+	t := toLua{c: c, stack: c.luaStack}
+	c.luaStack = nil // taken, should a conversion ever start inside this one
+	out, err := t.run(v)
+	clear(t.stack) // the frames a failure left; the popped ones are cleared
+	if cap(t.stack) <= keepStack {
+		c.luaStack = t.stack[:0]
+	}
+	return out, err
 }
 
 // luaFrame is a Go container being converted.
