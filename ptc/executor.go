@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
@@ -248,13 +249,31 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	}
 	code, _ := stringArg(args, "code")
 	outer := run.Execution
-	sched, err := newScheduler(ctx, e.svc, schedulerOptions{
+	// A caller that shows progress (an MCP client, say) sees the count of
+	// committed sub-calls; the sub-calls' own reports are not relayed, as
+	// they would not increase with it.
+	onCommit := func(_ string, r *engine.Result) { forward(run, r) }
+	subCtx := ctx
+	if engine.HasProgress(ctx) {
+		subCtx = engine.WithProgress(ctx, nil)
+		committed := 0 // the scheduler commits on one goroutine
+		onCommit = func(_ string, r *engine.Result) {
+			forward(run, r)
+			committed++
+			msg := "1 tool call done"
+			if committed > 1 {
+				msg = strconv.Itoa(committed) + " tool calls done"
+			}
+			engine.ReportProgress(ctx, engine.Progress{Progress: float64(committed), Message: msg})
+		}
+	}
+	sched, err := newScheduler(subCtx, e.svc, schedulerOptions{
 		MaxParallel: e.parallel,
 		MaxSubCalls: e.subCalls,
 		MaxQueued:   e.queued,
 		Outer:       outer,
 		Log:         outer.Log(),
-		OnCommit:    func(_ string, r *engine.Result) { forward(run, r) },
+		OnCommit:    onCommit,
 	})
 	if err != nil {
 		return nil, err
