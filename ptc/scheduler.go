@@ -47,14 +47,15 @@ type subCall struct {
 // a FIFO; one driver lane runs every ordered stage: for the queue's head it
 // appends the start event and runs creation, pre-execute and the guards
 // (Service.Stage), then launches only the dispatch (tools/execute chain and
-// body) on its own goroutine. The head starts when no exclusive barrier is
-// active and, as the classifier says at that moment, nothing is in flight
-// (exclusive) or fewer than MaxParallel bodies are (parallel). An exclusive
-// call keeps its barrier until its commit is done. Calls commit
+// body) on a goroutine of its own, or runs it itself when the call is alone
+// and no call may join it (see start). The head starts when no exclusive
+// barrier is active and, as the classifier says at that moment, nothing is
+// in flight (exclusive) or fewer than MaxParallel bodies are (parallel). An
+// exclusive call keeps its barrier until its commit is done. Calls commit
 // (post-execute, OnCommit, settling the program's call, scheduling the
 // settle event) strictly in submission order, so a call resolves only once
-// every earlier call has committed. While more than MaxParallel settle-event
-// tasks are pending the lane waits.
+// every earlier call has committed. While more than MaxParallel
+// settle-event tasks are pending the lane waits.
 //
 // The run is over once its context ends or Close is called; Close drains
 // the scheduler and must be called for its goroutines to end.
@@ -75,11 +76,12 @@ type scheduler struct {
 	wake    chan struct{} // buffered: a pending wake-up for the lane
 	done    chan struct{} // closed when the lane has drained and exited
 
-	// Dispatch workers: a dispatch runs on a worker kept for the run, so
-	// that a sub-call reuses a goroutine whose stack has grown to what a
-	// pipeline needs (a fresh goroutine per dispatch spent a tenth of a
-	// sub-call growing its stack). The lane alone starts workers and hands
-	// them work; they stop when the lane exits.
+	// Dispatch workers: a dispatch the lane does not run itself runs on a
+	// worker kept for the run, so that a sub-call reuses a goroutine whose
+	// stack has grown to what a pipeline needs (a fresh goroutine per
+	// dispatch spent a tenth of a sub-call growing its stack). The lane
+	// alone starts workers and hands them work; they stop when the lane
+	// exits.
 	jobs    chan *subEntry
 	workers int // started, lane-owned
 	wg      sync.WaitGroup
@@ -290,9 +292,9 @@ func (s *scheduler) overError(name, what string) error {
 	return fmt.Errorf("run_code run is over (%s); %s %s", context.Cause(s.ctx).Error(), name, what)
 }
 
-// drive is the lane: each pass commits the head of the started calls when
-// it is ready, else starts the queue's head when there is capacity (or
-// abandons it once the run is over), else waits for a wake-up.
+// drive is the lane: each pass abandons the queue's head once the run is
+// over, else commits the head of the started calls when it is ready, else
+// starts the queue's head when there is capacity, else waits for a wake-up.
 func (s *scheduler) drive() {
 	defer func() {
 		close(s.jobs)
@@ -306,6 +308,15 @@ func (s *scheduler) drive() {
 			<-s.wake
 			continue
 		}
+		over := s.ctx.Err() != nil
+		if over && s.pending.len() > 0 {
+			// Abandoned before any commit: a call the lane ran itself
+			// commits only after the run's end was seen.
+			head := s.pending.pop()
+			s.mu.Unlock()
+			head.settle(nil, s.overError(head.in.Name, "tool call abandoned"))
+			continue
+		}
 		if s.started.len() > 0 && s.started.front().settled {
 			e := s.started.pop()
 			s.mu.Unlock()
@@ -317,15 +328,8 @@ func (s *scheduler) drive() {
 			}
 			continue
 		}
-		over := s.ctx.Err() != nil
 		if s.pending.len() > 0 {
 			head := s.pending.front()
-			if over {
-				s.pending.pop()
-				s.mu.Unlock()
-				head.settle(nil, s.overError(head.in.Name, "tool call abandoned"))
-				continue
-			}
 			if !s.exclusive {
 				inflight := s.inflight // only falls meanwhile
 				s.mu.Unlock()
@@ -362,7 +366,8 @@ func (s *scheduler) mode(in engine.Input) (m engine.Mode) {
 	return s.svc.Global().ExecutionMode(in)
 }
 
-// start appends e's start event, runs its prepare and launches its dispatch.
+// start appends e's start event, runs its prepare and launches its
+// dispatch, or runs it when e is alone.
 func (s *scheduler) start(e *subEntry) {
 	if s.log != nil {
 		s.append(engine.PTCDispatchStartEvent(s.agent, s.dispatch(e)), e.in.CallID)
@@ -371,13 +376,24 @@ func (s *scheduler) start(e *subEntry) {
 	s.mu.Lock()
 	e.staged, e.err = x, err
 	dispatch := err == nil && x.NeedsDispatch()
+	// A call that is the only one started and that no call may join while
+	// it runs (it is exclusive, or it fills a cap of one) leaves the lane
+	// nothing to do until its dispatch ends but wait for it: no earlier call
+	// is left to commit and no later one may start. The lane then runs the
+	// dispatch itself, sparing two goroutine hand-offs per call. Calls queued
+	// meanwhile wait as they would; the only difference is when calls
+	// queued at a run's end are abandoned: once the dispatch ends.
+	inline := dispatch && s.started.len() == 1 && (e.mode == engine.Exclusive || s.max == 1)
 	if dispatch {
 		s.inflight++
 	} else {
 		e.settled = true
 	}
 	s.mu.Unlock()
-	if dispatch {
+	switch {
+	case inline:
+		s.dispatchBody(e)
+	case dispatch:
 		s.launch(e)
 	}
 }
@@ -410,12 +426,17 @@ func (s *scheduler) worker(e *subEntry) {
 
 // run is e's dispatch, on a worker.
 func (s *scheduler) run(e *subEntry) {
+	s.dispatchBody(e)
+	s.signal()
+}
+
+// dispatchBody runs e's dispatch and marks e ready to commit.
+func (s *scheduler) dispatchBody(e *subEntry) {
 	err := e.staged.Dispatch()
 	s.mu.Lock()
 	e.err, e.settled = err, true
 	s.inflight--
 	s.mu.Unlock()
-	s.signal()
 }
 
 // commit finishes e, settles the program's call and schedules its settle
