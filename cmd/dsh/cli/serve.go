@@ -58,6 +58,9 @@ server's tools). Diagnostics go to standard error.`,
   dsh --scripts scripts serve --watch`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !watchDirs && cmd.Flags().Changed("debounce") {
+				return errors.New("--debounce needs --watch")
+			}
 			if watchDirs && debounce <= 0 {
 				return fmt.Errorf("--debounce %v: the period must be positive", debounce)
 			}
