@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // The errors of exec.elicit: its arguments, calling it on something other
@@ -46,7 +47,7 @@ func (i *instance) elicit(vm *goja.Runtime, call goja.FunctionCall) goja.Value {
 	ctx, cancel := context.WithCancelCause(l.ctx)
 	l.st.release = append(l.st.release, func() { cancel(errElicitOver) })
 	return vm.ToValue(i.loop.Go(vm, ctx, func(ctx context.Context) (any, error) {
-		return elicitWait(ctx, q)
+		return hostapi.Elicit(ctx, q)
 	}, func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 		switch {
 		case err == nil:
@@ -142,34 +143,4 @@ func errorObject(vm *goja.Runtime, err error) *goja.Object {
 	_ = e.Set("name", "Error")
 	_ = e.Set("message", err.Error())
 	return e
-}
-
-// elicitWait asks through engine.Elicit and returns its answer, or ctx's
-// cause as soon as ctx ends, even if the function asking does not watch
-// ctx (it is left to return on its own goroutine).
-func elicitWait(ctx context.Context, q engine.Elicitation) (engine.ElicitResult, error) {
-	type answer struct {
-		r   engine.ElicitResult
-		err error
-	}
-	if ctx.Err() != nil {
-		return engine.ElicitResult{}, context.Cause(ctx)
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		var a answer
-		defer func() {
-			if x := recover(); x != nil {
-				a = answer{err: fmt.Errorf("asking the user panicked: %v", x)}
-			}
-			ch <- a
-		}()
-		a.r, a.err = engine.Elicit(ctx, q)
-	}()
-	select {
-	case a := <-ch:
-		return a.r, a.err
-	case <-ctx.Done():
-		return engine.ElicitResult{}, context.Cause(ctx)
-	}
 }

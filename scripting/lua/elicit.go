@@ -1,7 +1,6 @@
 package lua
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // The errors of exec.elicit: its arguments, and asking once the body's call
@@ -43,7 +43,7 @@ func (i *instance) elicit(L *glua.LState, l *liveExec) int {
 		i.throw(L, errElicitOver)
 	}
 	ctx, done := l.frame.hostCtx(i.kill)
-	v, err := i.await(func() (any, error) { return elicitWait(ctx, q) })
+	v, err := i.await(func() (any, error) { return hostapi.Elicit(ctx, q) })
 	done()
 	if err != nil {
 		i.throw(L, err)
@@ -88,34 +88,4 @@ func (i *instance) elicitArgs(message, schema glua.LValue) (engine.Elicitation, 
 	}
 	q.Schema = o
 	return q, nil
-}
-
-// elicitWait asks through engine.Elicit and returns its answer, or ctx's
-// cause as soon as ctx ends, even if the function asking does not watch
-// ctx (it is left to return on its own goroutine).
-func elicitWait(ctx context.Context, q engine.Elicitation) (engine.ElicitResult, error) {
-	type answer struct {
-		r   engine.ElicitResult
-		err error
-	}
-	if ctx.Err() != nil {
-		return engine.ElicitResult{}, context.Cause(ctx)
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		var a answer
-		defer func() {
-			if x := recover(); x != nil {
-				a = answer{err: fmt.Errorf("asking the user panicked: %v", x)}
-			}
-			ch <- a
-		}()
-		a.r, a.err = engine.Elicit(ctx, q)
-	}()
-	select {
-	case a := <-ch:
-		return a.r, a.err
-	case <-ctx.Done():
-		return engine.ElicitResult{}, context.Cause(ctx)
-	}
 }
