@@ -41,7 +41,7 @@ func TestHTTPStreamsAreResumable(t *testing.T) {
 		opts   mcp.HTTPOptions
 		primed bool
 	}{
-		{"by default a stream starts with a priming event and numbers its events", mcp.HTTPOptions{}, true},
+		{"by default a stream starts with a priming event, numbers its events, and replays them", mcp.HTTPOptions{}, true},
 		{"with no replay store its events have no ids", mcp.HTTPOptions{ReplayBytes: -1}, false},
 	}
 	for _, c := range cases {
@@ -69,7 +69,33 @@ func TestHTTPStreamsAreResumable(t *testing.T) {
 			primed := strings.HasPrefix(body, "event: prime\nid: ")
 			ids := strings.Contains(body, "\nid: ")
 			if primed != c.primed || ids != c.primed {
-				t.Errorf("primed %v, ids %v, want %v: %q", primed, ids, c.primed, body)
+				t.Fatalf("primed %v, ids %v, want %v: %q", primed, ids, c.primed, body)
+			}
+			if !c.primed {
+				return
+			}
+			// A client whose stream broke after the priming event asks
+			// for the rest with Last-Event-ID, and gets the result again.
+			first := strings.TrimPrefix(strings.SplitN(body, "\n", 3)[1], "id: ")
+			req, err := http.NewRequest(http.MethodGet, hs.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+			req.Header.Set("Last-Event-ID", first)
+			res, err = http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			replay, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(replay), `"words":2`) {
+				t.Errorf("replay after %s: %q, want the result", first, replay)
 			}
 		})
 	}
