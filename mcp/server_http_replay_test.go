@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/mcp"
 )
@@ -98,5 +99,27 @@ func TestHTTPStreamsAreResumable(t *testing.T) {
 				t.Errorf("replay after %s: %q, want the result", first, replay)
 			}
 		})
+	}
+}
+
+func TestAnIdleHTTPSessionIsClosed(t *testing.T) {
+	f := newFixture(t)
+	hs := httptest.NewServer(f.srv.HTTPHandler(mcp.HTTPOptions{SessionTimeout: 20 * time.Millisecond}))
+	defer hs.Close()
+	res, _ := post(t, hs.URL, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	session := res.Header.Get("Mcp-Session-Id")
+	if session == "" {
+		t.Fatal("no session id")
+	}
+	// Poll until the session is gone (a liveness bound, not a timing
+	// assertion: it must go at some point after 20 ms of quiet).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		res, _ := post(t, hs.URL, session, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if res.StatusCode == http.StatusNotFound {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session still answers: %s", res.Status)
+		}
 	}
 }
