@@ -3,8 +3,10 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/dsh-go/dsh/dsl"
@@ -233,33 +235,14 @@ func configEntry(name string, v any) (ServerSpec, error) {
 				}
 			}
 		case "env":
-			env, ok := x.(*dsl.Object)
-			if !ok {
-				return ServerSpec{}, errors.New(`"env" must be an object of strings`)
-			}
-			spec.Env = make(map[string]string, env.Len())
-			for ek, ev := range env.All() {
-				s, ok := ev.(string)
-				if !ok {
-					return ServerSpec{}, errors.New(`"env" must be an object of strings`)
-				}
-				spec.Env[ek] = s
-			}
+			spec.Env, err = stringMap(k, x)
 		case "headers":
-			h, ok := x.(*dsl.Object)
-			if !ok {
-				return ServerSpec{}, errors.New(`"headers" must be an object of strings`)
-			}
-			spec.Headers = make(map[string]string, h.Len())
-			for hk, hv := range h.All() {
-				s, ok := hv.(string)
-				if !ok {
-					return ServerSpec{}, errors.New(`"headers" must be an object of strings`)
+			if spec.Headers, err = stringMap(k, x); err == nil {
+				for _, hk := range slices.Sorted(maps.Keys(spec.Headers)) {
+					if err = checkHeader(hk, spec.Headers[hk]); err != nil {
+						break
+					}
 				}
-				if err := checkHeader(hk, s); err != nil {
-					return ServerSpec{}, err
-				}
-				spec.Headers[hk] = s
 			}
 		default:
 			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url and headers)", k)
@@ -292,6 +275,23 @@ func configEntry(name string, v any) (ServerSpec, error) {
 		return ServerSpec{}, errors.New(`"headers" apply to a url, not a command`)
 	}
 	return spec, nil
+}
+
+// stringMap reads the member key, x, as an object of strings.
+func stringMap(key string, x any) (map[string]string, error) {
+	o, ok := x.(*dsl.Object)
+	if !ok {
+		return nil, fmt.Errorf("%q must be an object of strings", key)
+	}
+	m := make(map[string]string, o.Len())
+	for k, v := range o.All() {
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%q must be an object of strings", key)
+		}
+		m[k] = s
+	}
+	return m, nil
 }
 
 // checkHeader reports a header name that is not an HTTP token, or a value
