@@ -5,7 +5,6 @@ package js_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -268,29 +267,8 @@ tool("misuse", async (args, exec) => {
   }
 });
 `})
-	type report struct {
-		call string
-		p    engine.Progress
-	}
-	var mu sync.Mutex
-	var got []report
-	progressCtx := func(call string) context.Context {
-		return engine.WithProgress(context.Background(), func(p engine.Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, report{call, p})
-		})
-	}
-	reports := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		var b strings.Builder
-		for _, r := range got {
-			fmt.Fprintf(&b, "%s: %v/%v %q\n", r.call, r.p.Progress, r.p.Total, r.p.Message)
-		}
-		got = nil
-		return b.String()
-	}
+	var progress hosttest.Progress
+	progressCtx, reports := progress.Ctx, progress.Take
 	call := func(t *testing.T, ctx context.Context, name string, args any) string {
 		t.Helper()
 		if args == nil {

@@ -5,67 +5,12 @@ package js_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
-
-// asker is an elicitation function recording the questions it gets.
-type asker struct {
-	mu    sync.Mutex
-	asked []string
-}
-
-// ctx returns a ctx whose questions a records and answers with answer, or
-// with err.
-func (a *asker) ctx(answer engine.ElicitResult, err error) context.Context {
-	return engine.WithElicit(context.Background(), func(ctx context.Context, q engine.Elicitation) (engine.ElicitResult, error) {
-		a.record(q)
-		return answer, err
-	})
-}
-
-func (a *asker) record(q engine.Elicitation) {
-	schema := "none"
-	if q.Schema != nil {
-		b, err := dsl.Marshal(q.Schema)
-		if err != nil {
-			panic(err)
-		}
-		schema = fmt.Sprintf("%T %s", q.Schema, b)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.asked = append(a.asked, fmt.Sprintf("%q %s", q.Message, schema))
-}
-
-// take returns the questions asked so far and forgets them.
-func (a *asker) take() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := strings.Join(a.asked, "\n")
-	a.asked = nil
-	return out
-}
-
-// within fails the test when ch does not deliver within a bound against a
-// hang (not a timing assertion).
-func within[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s never happened", what)
-		panic("unreachable")
-	}
-}
 
 func TestExecElicit(t *testing.T) {
 	logs := &ctxLogs{seen: make(chan string, 16)}
@@ -155,7 +100,7 @@ tool("misuse", async (args, exec) => {
 	if _, err := svc.Global().Register(gate); err != nil {
 		t.Fatal(err)
 	}
-	a := &asker{}
+	a := &hosttest.Asker{}
 	call := func(t *testing.T, ctx context.Context, name string, args any) string {
 		t.Helper()
 		if args == nil {
@@ -167,9 +112,9 @@ tool("misuse", async (args, exec) => {
 	value := func(v string) string { return `{"isError":false,"value":` + v + `,"content":[]}` }
 	t.Run("the question reaches the ctx's elicitation function with its schema as an object in order", func(t *testing.T) {
 		content := dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"}, dsl.Member{Key: "age", Value: 36.0})
-		got := call(t, a.ctx(engine.ElicitResult{Action: "accept", Content: content}, nil), "form", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{Action: "accept", Content: content}, nil), "form", nil)
 		hosttest.Want(t, got, value(`{"keys":"action,content","action":"accept","content":{"name":"Ada","age":36}}`))
-		hosttest.Want(t, a.take(), `"Who are you?" *dsl.Object {"type":"object","properties":{"name":{"type":"string","title":"Name"},"age":{"type":"integer","minimum":0}},"required":["name"]}`)
+		hosttest.Want(t, a.Take(), `"Who are you?" *dsl.Object {"type":"object","properties":{"name":{"type":"string","title":"Name"},"age":{"type":"integer","minimum":0}},"required":["name"]}`)
 	})
 	for _, c := range []struct {
 		name   string
@@ -181,9 +126,9 @@ tool("misuse", async (args, exec) => {
 		{"a cancellation, whatever content came with it", engine.ElicitResult{Action: "cancel", Content: dsl.NewObject(dsl.Member{Key: "x", Value: true})}, `{"keys":"action,content","action":"cancel","content":"undefined"}`},
 	} {
 		t.Run(c.name+" comes back as the script sees it", func(t *testing.T) {
-			got := call(t, a.ctx(c.answer, nil), "confirm", nil)
+			got := call(t, a.Ctx(c.answer, nil), "confirm", nil)
 			hosttest.Want(t, got, value(c.want))
-			hosttest.Want(t, a.take(), `"Go on?" none`)
+			hosttest.Want(t, a.Take(), `"Go on?" none`)
 		})
 	}
 	t.Run("a call without an elicitation function rejects with ErrNoElicitation's text", func(t *testing.T) {
@@ -191,9 +136,9 @@ tool("misuse", async (args, exec) => {
 		hosttest.Want(t, got, value(hosttest.JSON(t, "Error: "+engine.ErrNoElicitation.Error())))
 	})
 	t.Run("a failure to ask rejects with its text", func(t *testing.T) {
-		got := call(t, a.ctx(engine.ElicitResult{}, errors.New("the client went away")), "failing", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{}, errors.New("the client went away")), "failing", nil)
 		hosttest.Want(t, got, value(`"Error: the client went away"`))
-		hosttest.Want(t, a.take(), `"Go on?" none`)
+		hosttest.Want(t, a.Take(), `"Go on?" none`)
 	})
 	// waitCancelled calls tool, cancels the call once its question is
 	// asked, and returns its result once the question's ctx has ended.
@@ -209,10 +154,10 @@ tool("misuse", async (args, exec) => {
 		defer cancel()
 		res := make(chan *engine.Result, 1)
 		go func() { res <- svc.Call(ctx, engine.Input{CallID: "c", Name: tool, Arguments: dsl.NewObject()}) }()
-		within(t, "the question", asked)
+		hosttest.Within(t, "the question", asked)
 		cancel()
-		r := within(t, "the call's end", res)
-		if err := within(t, "the question's end", ended); !errors.Is(err, context.Canceled) {
+		r := hosttest.Within(t, "the call's end", res)
+		if err := hosttest.Within(t, "the question's end", ended); !errors.Is(err, context.Canceled) {
 			t.Errorf("the elicitation function's ctx ended with %v", err)
 		}
 		return hosttest.JSON(t, r.JSON())
@@ -238,17 +183,17 @@ tool("misuse", async (args, exec) => {
 		})
 		res := make(chan string, 1)
 		go func() { res <- call(t, ctx, "waiting", nil) }()
-		within(t, "the question", asked)
+		hosttest.Within(t, "the question", asked)
 		ping := make(chan string, 1)
 		go func() { ping <- call(t, context.Background(), "ping", nil) }()
-		hosttest.Want(t, within(t, "the other call's end", ping), value(`"pong"`))
+		hosttest.Want(t, hosttest.Within(t, "the other call's end", ping), value(`"pong"`))
 		answer <- engine.ElicitResult{Action: "decline"}
-		hosttest.Want(t, within(t, "the answer", res), value(`{"keys":"action,content","action":"decline","content":"undefined"}`))
+		hosttest.Want(t, hosttest.Within(t, "the answer", res), value(`{"keys":"action,content","action":"decline","content":"undefined"}`))
 	})
 	t.Run("asking after the body settled rejects", func(t *testing.T) {
-		got := call(t, a.ctx(engine.ElicitResult{Action: "accept"}, nil), "late", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{Action: "accept"}, nil), "late", nil)
 		hosttest.Want(t, got, value(`"rejected: Error: exec.elicit(message, schema?): the call is over"`))
-		hosttest.Want(t, a.take(), "")
+		hosttest.Want(t, a.Take(), "")
 	})
 	t.Run("a question pending when the body settles ends, and its promise rejects", func(t *testing.T) {
 		ended := make(chan error, 1)
@@ -259,7 +204,7 @@ tool("misuse", async (args, exec) => {
 			return engine.ElicitResult{}, ctx.Err()
 		})
 		hosttest.Want(t, call(t, ctx, "hasty", nil), value(`"early"`))
-		if err := within(t, "the question's end", ended); err == nil || err.Error() != "exec.elicit(message, schema?): the call is over" {
+		if err := hosttest.Within(t, "the question's end", ended); err == nil || err.Error() != "exec.elicit(message, schema?): the call is over" {
 			t.Errorf("the elicitation function's ctx ended because of %v", err)
 		}
 		logs.waitFor(t, "rejected: exec.elicit(message, schema?): the call is over")
@@ -282,9 +227,9 @@ tool("misuse", async (args, exec) => {
 		{"a listener's execution object", thisErr},
 	} {
 		t.Run("a call with "+c.how+" throws "+c.want, func(t *testing.T) {
-			got := call(t, a.ctx(engine.ElicitResult{Action: "accept"}, nil), "misuse", hosttest.Args(t, `{"how":"`+c.how+`"}`))
+			got := call(t, a.Ctx(engine.ElicitResult{Action: "accept"}, nil), "misuse", hosttest.Args(t, `{"how":"`+c.how+`"}`))
 			hosttest.Want(t, got, value(hosttest.JSON(t, c.want)))
-			hosttest.Want(t, a.take(), "")
+			hosttest.Want(t, a.Take(), "")
 		})
 	}
 }

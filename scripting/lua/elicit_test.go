@@ -5,67 +5,12 @@ package lua_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
-
-// asker is an elicitation function recording the questions it gets.
-type asker struct {
-	mu    sync.Mutex
-	asked []string
-}
-
-// ctx returns a ctx whose questions a records and answers with answer, or
-// with err.
-func (a *asker) ctx(answer engine.ElicitResult, err error) context.Context {
-	return engine.WithElicit(context.Background(), func(ctx context.Context, q engine.Elicitation) (engine.ElicitResult, error) {
-		a.record(q)
-		return answer, err
-	})
-}
-
-func (a *asker) record(q engine.Elicitation) {
-	schema := "none"
-	if q.Schema != nil {
-		b, err := dsl.Marshal(q.Schema)
-		if err != nil {
-			panic(err)
-		}
-		schema = fmt.Sprintf("%T %s", q.Schema, b)
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.asked = append(a.asked, fmt.Sprintf("%q %s", q.Message, schema))
-}
-
-// take returns the questions asked so far and forgets them.
-func (a *asker) take() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := strings.Join(a.asked, "\n")
-	a.asked = nil
-	return out
-}
-
-// within fails the test when ch does not deliver within a bound against a
-// hang (not a timing assertion).
-func within[T any](t *testing.T, what string, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s never happened", what)
-		panic("unreachable")
-	}
-}
 
 func TestExecElicit(t *testing.T) {
 	svc := loadCtx(t, context.Background(), &ctxLogs{}, map[string]string{"elicit.lua": `
@@ -129,7 +74,7 @@ tool("misuse", function(args, exec)
   return tostring(err)
 end)
 `})
-	a := &asker{}
+	a := &hosttest.Asker{}
 	call := func(t *testing.T, ctx context.Context, name string, args any) string {
 		t.Helper()
 		if args == nil {
@@ -141,9 +86,9 @@ end)
 	value := func(v string) string { return `{"isError":false,"value":` + v + `,"content":[]}` }
 	t.Run("the question reaches the ctx's elicitation function with its schema as an object in sorted key order", func(t *testing.T) {
 		content := dsl.NewObject(dsl.Member{Key: "name", Value: "Ada"}, dsl.Member{Key: "tags", Value: dsl.NewObject()})
-		got := call(t, a.ctx(engine.ElicitResult{Action: "accept", Content: content}, nil), "form", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{Action: "accept", Content: content}, nil), "form", nil)
 		hosttest.Want(t, got, value(`{"action":"accept","content":{"name":"Ada","tags":{}},"keys":"action,content"}`))
-		hosttest.Want(t, a.take(), `"Who are you?" *dsl.Object {"properties":{"color":{"enum":[],"type":"string"},"name":{"title":"Name","type":"string"}},"required":[],"type":"object"}`)
+		hosttest.Want(t, a.Take(), `"Who are you?" *dsl.Object {"properties":{"color":{"enum":[],"type":"string"},"name":{"title":"Name","type":"string"}},"required":[],"type":"object"}`)
 	})
 	for _, c := range []struct {
 		name   string
@@ -155,9 +100,9 @@ end)
 		{"a cancellation, whatever content came with it", engine.ElicitResult{Action: "cancel", Content: dsl.NewObject(dsl.Member{Key: "x", Value: true})}, `{"action":"cancel","content":"nil","keys":"action"}`},
 	} {
 		t.Run(c.name+" comes back as the script sees it", func(t *testing.T) {
-			got := call(t, a.ctx(c.answer, nil), "confirm", nil)
+			got := call(t, a.Ctx(c.answer, nil), "confirm", nil)
 			hosttest.Want(t, got, value(c.want))
-			hosttest.Want(t, a.take(), `"Go on?" none`)
+			hosttest.Want(t, a.Take(), `"Go on?" none`)
 		})
 	}
 	t.Run("a call without an elicitation function raises ErrNoElicitation's text", func(t *testing.T) {
@@ -165,9 +110,9 @@ end)
 		hosttest.Want(t, got, value(hosttest.JSON(t, "Error: "+engine.ErrNoElicitation.Error())))
 	})
 	t.Run("a failure to ask raises its text", func(t *testing.T) {
-		got := call(t, a.ctx(engine.ElicitResult{}, errors.New("the client went away")), "failing", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{}, errors.New("the client went away")), "failing", nil)
 		hosttest.Want(t, got, value(`"Error: the client went away"`))
-		hosttest.Want(t, a.take(), `"Go on?" none`)
+		hosttest.Want(t, a.Take(), `"Go on?" none`)
 	})
 	// waitCancelled calls tool, cancels the call once its question is
 	// asked, and returns its result once the question's ctx has ended.
@@ -183,10 +128,10 @@ end)
 		defer cancel()
 		res := make(chan *engine.Result, 1)
 		go func() { res <- svc.Call(ctx, engine.Input{CallID: "c", Name: tool, Arguments: dsl.NewObject()}) }()
-		within(t, "the question", asked)
+		hosttest.Within(t, "the question", asked)
 		cancel()
-		r := within(t, "the call's end", res)
-		if err := within(t, "the question's end", ended); !errors.Is(err, context.Canceled) {
+		r := hosttest.Within(t, "the call's end", res)
+		if err := hosttest.Within(t, "the question's end", ended); !errors.Is(err, context.Canceled) {
 			t.Errorf("the elicitation function's ctx ended with %v", err)
 		}
 		return hosttest.JSON(t, r.JSON())
@@ -211,17 +156,17 @@ end)
 		})
 		res := make(chan string, 1)
 		go func() { res <- call(t, ctx, "waiting", nil) }()
-		within(t, "the question", asked)
+		hosttest.Within(t, "the question", asked)
 		ping := make(chan string, 1)
 		go func() { ping <- call(t, context.Background(), "ping", nil) }()
-		hosttest.Want(t, within(t, "the other call's end", ping), value(`"pong"`))
+		hosttest.Want(t, hosttest.Within(t, "the other call's end", ping), value(`"pong"`))
 		answer <- engine.ElicitResult{Action: "decline"}
-		hosttest.Want(t, within(t, "the answer", res), value(`{"action":"decline","content":"nil","keys":"action"}`))
+		hosttest.Want(t, hosttest.Within(t, "the answer", res), value(`{"action":"decline","content":"nil","keys":"action"}`))
 	})
 	t.Run("asking after the body returned raises", func(t *testing.T) {
-		got := call(t, a.ctx(engine.ElicitResult{Action: "accept"}, nil), "late", nil)
+		got := call(t, a.Ctx(engine.ElicitResult{Action: "accept"}, nil), "late", nil)
 		hosttest.Want(t, got, value(`"exec.elicit(message, schema): the call is over"`))
-		hosttest.Want(t, a.take(), "")
+		hosttest.Want(t, a.Take(), "")
 	})
 	const (
 		messageErr = "exec.elicit(message, schema): message must be a string"
@@ -238,9 +183,9 @@ end)
 		{"a schema holding a function", "exec.elicit(message, schema): schema.f: a function is not lossless JSON"},
 	} {
 		t.Run("a call with "+c.how+" raises "+c.want, func(t *testing.T) {
-			got := call(t, a.ctx(engine.ElicitResult{Action: "accept"}, nil), "misuse", hosttest.Args(t, `{"how":"`+c.how+`"}`))
+			got := call(t, a.Ctx(engine.ElicitResult{Action: "accept"}, nil), "misuse", hosttest.Args(t, `{"how":"`+c.how+`"}`))
 			hosttest.Want(t, got, value(hosttest.JSON(t, c.want)))
-			hosttest.Want(t, a.take(), "")
+			hosttest.Want(t, a.Take(), "")
 		})
 	}
 }
