@@ -18,7 +18,9 @@ EXAMPLES := scripts/examples/schemas
 
 .PHONY: test demo demo-schema bench fuzz lint build
 
-## test: go vet, then every test with the race detector.
+## test: go vet, then every test with the race detector, then one line on the
+## JSON-Schema-Test-Suite: its counts when DSH_JSON_SCHEMA_TEST_SUITE names the
+## suite's folder (.ci/run sets it), else that it was skipped and why.
 test:
 	go vet ./...
 	go test -race ./...

@@ -5,19 +5,21 @@
 // A JSON value in Go is one of nil, bool, float64, string, []any or *Object.
 // [Object] keeps its members in the order they were written, the order a script
 // or a document gave them. Every trust boundary of the engine takes a [Snapshot]:
-// a detached deep copy that accepts only lossless JSON (§1.8 of the pipeline
-// spec) and names the path of the first value it refuses. [Marshal] writes the
-// canonical text, byte for byte what JavaScript's JSON.stringify gives, and
-// [Unmarshal] reads JSON text back keeping key order.
+// a detached deep copy that accepts only lossless JSON (docs/behaviour.md says
+// what that admits) and names the path of the first value it refuses.
+// [Marshal] writes the canonical text, byte for byte what JavaScript's
+// JSON.stringify gives, and [Unmarshal] reads JSON text back keeping key
+// order.
 //
 // # Schemas
 //
-// Tool authors write schemas in the author DSL (§4.1): [CompileValueSpec] and
+// Tool authors write schemas in the author DSL: [CompileValueSpec] and
 // [CompileParameterSpec] turn a spec, given as a JSON-like value or built with the
 // Go helpers ([String], [Integer], [ObjectOf], [Params] …), into raw JSON Schema.
-// Raw schemas must stay inside the enforced subset (§4.4): [AssertSupported]
+// Raw schemas must stay inside the enforced subset: [AssertSupported]
 // collects every violation. [Compile] asserts a schema once and returns a
-// [Schema] that validates values with the exact messages of §4.5.
+// [Schema] that validates values with exact messages (docs/plugins.md gives
+// the subset, docs/behaviour.md the messages).
 //
 // Choices where the spec is silent:
 //   - Go has no undefined; [Undefined] stands for it where a script host needs to

@@ -1,12 +1,14 @@
 package dsl_test
 
-// The official JSON-Schema-Test-Suite (draft 2020-12 files copied to
-// ../shared/testdata/json-schema-test-suite) run against the enforced subset:
-// a case whose schema (without its root $schema) passes AssertSupported must
-// validate every test exactly as the suite says; the other cases are counted
-// as outside the subset. The counts are printed after the run (TestMain), so
-// they show without -v whenever go test shows the binary's output (package
-// directory mode, -v, or a failure).
+// The official JSON-Schema-Test-Suite (its draft 2020-12 files) run against
+// the enforced subset: a case whose schema (without its root $schema) passes
+// AssertSupported must validate every test exactly as the suite says; the
+// other cases are counted as outside the subset. The suite is not part of the
+// repository: the folder holding its *.json files is named by the environment
+// variable DSH_JSON_SCHEMA_TEST_SUITE (.ci/run sets it), and the test skips
+// when the variable is unset. The counts, or why the suite was skipped, are
+// printed after the run (TestMain), so they show without -v whenever go test
+// shows the binary's output (package directory mode, -v, or a failure).
 
 import (
 	"bytes"
@@ -35,8 +37,27 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// suiteDir is the suite folder, relative to this package directory.
-var suiteDir = filepath.Join("..", "..", "shared", "testdata", "json-schema-test-suite")
+// suiteEnv names the environment variable that holds the suite's folder.
+const suiteEnv = "DSH_JSON_SCHEMA_TEST_SUITE"
+
+// suiteFiles returns the suite's *.json files in the folder named by the
+// environment variable suiteEnv, as getenv reads it. An unset or empty
+// variable gives no files and the reason to skip; a folder without *.json
+// files is an error, since the variable was set to run the suite.
+func suiteFiles(getenv func(string) string) (files []string, skip string, err error) {
+	dir := getenv(suiteEnv)
+	if dir == "" {
+		return nil, "JSON-Schema-Test-Suite: skipped, " + suiteEnv + " is not set (set it to a folder of the suite's draft 2020-12 *.json files to run it)", nil
+	}
+	files, err = filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, "", fmt.Errorf("%s=%s: %v", suiteEnv, dir, err)
+	}
+	if len(files) == 0 {
+		return nil, "", fmt.Errorf("%s=%s: no *.json files in that folder", suiteEnv, dir)
+	}
+	return files, "", nil
+}
 
 // deliberateDifferences lists suite tests ("file/case/test") where our
 // verdict differs from the suite's on purpose, with the reason. Each entry
@@ -126,10 +147,14 @@ func fromSuiteValue(v any) (any, error) {
 }
 
 func TestJSONSchemaTestSuite(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(suiteDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		suiteSummary = "JSON-Schema-Test-Suite: skipped, no *.json in " + suiteDir + " (the suite sits beside the checkout, in ../shared, for developers and CI only)"
-		t.Skip(suiteSummary)
+	files, skip, err := suiteFiles(os.Getenv)
+	if err != nil {
+		suiteSummary = "JSON-Schema-Test-Suite: " + err.Error()
+		t.Fatal(err)
+	}
+	if skip != "" {
+		suiteSummary = skip
+		t.Skip(skip)
 	}
 	var total, inSubset, rejected, rejectedNumbers, tests, skippedData, deliberate int
 	seen := map[string]bool{}
@@ -221,6 +246,58 @@ func TestSuiteNumberConversion(t *testing.T) {
 			_, err := fromSuiteJSON([]byte(tc.text))
 			if (err == nil) != tc.ok {
 				t.Errorf("fromSuiteJSON(%s) error %v; want ok=%v", tc.text, err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestSuiteFilesComeFromTheEnvironment(t *testing.T) {
+	// Where the suite is found is test code too; check it before trusting a
+	// skip or a count.
+	withJSON := t.TempDir()
+	for _, name := range []string{"type.json", "enum.json", "README.md"} {
+		if err := os.WriteFile(filepath.Join(withJSON, name), []byte("[]"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := t.TempDir()
+	cases := []struct {
+		name      string
+		value     string
+		wantFiles []string
+		wantSkip  string
+		wantErr   string
+	}{
+		{
+			name:     "an unset variable skips the suite and says which variable to set",
+			wantSkip: "JSON-Schema-Test-Suite: skipped, DSH_JSON_SCHEMA_TEST_SUITE is not set (set it to a folder of the suite's draft 2020-12 *.json files to run it)",
+		},
+		{
+			name:    "a folder without json files is an error naming the folder",
+			value:   empty,
+			wantErr: "DSH_JSON_SCHEMA_TEST_SUITE=" + empty + ": no *.json files in that folder",
+		},
+		{
+			name:      "a folder of json files gives those files and no others",
+			value:     withJSON,
+			wantFiles: []string{filepath.Join(withJSON, "enum.json"), filepath.Join(withJSON, "type.json")},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			getenv := func(k string) string {
+				if k != suiteEnv {
+					t.Errorf("read the variable %q, want %q", k, suiteEnv)
+				}
+				return tc.value
+			}
+			files, skip, err := suiteFiles(getenv)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if gotErr != tc.wantErr || skip != tc.wantSkip || !slices.Equal(files, tc.wantFiles) {
+				t.Errorf("suiteFiles() = %q, skip %q, error %q; want %q, skip %q, error %q", files, skip, gotErr, tc.wantFiles, tc.wantSkip, tc.wantErr)
 			}
 		})
 	}

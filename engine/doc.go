@@ -1,6 +1,7 @@
 // Package engine executes an agent's tool calls: the registry of tools and
 // scopes, the policy waterfalls, the one-call pipeline and the batch
-// scheduler, exactly as ../shared/spec/pipeline.md §1–§3 and §5 describe.
+// scheduler. docs/architecture.md places it among dsh's packages, and
+// docs/behaviour.md gives the behaviour it pins down, message by message.
 //
 // # Using it
 //

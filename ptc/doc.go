@@ -1,6 +1,7 @@
 // Package ptc is programmatic tool calling: the run_code tool, the executor
-// that presents it, and the seam its program runtimes plug into
-// (../shared/spec/ptc.md).
+// that presents it, and the seam its program runtimes plug into.
+// docs/run-code.md is the reference for the programs' authors, and
+// docs/architecture.md places the package among dsh's.
 //
 // It is shaped like database/sql: ptc owns what every runtime needs (the
 // run_code definition and its rendering, the SDK the model reads, binding
@@ -12,14 +13,14 @@
 // What is here: the seam's types, the failure kinds and their messages,
 // budget and binding validation, the output ledger, the run_code definition
 // with its renderer and pretty printer, the TypeScript SDK renderer, the
-// ordered sub-call scheduler (§2.6, on engine.Staged), and the Executor:
+// ordered sub-call scheduler (on engine.Staged), and the Executor:
 // Describe with the tools:code-only and tools:sdk sections, Direct,
-// run_code's body (§2.1) with its bindings, argument snapshots and result
-// forwarding (§2.9). Model-direct calls of other tools under it are the
+// run_code's body with its bindings, argument snapshots and result
+// forwarding. Model-direct calls of other tools under it are the
 // engine's route-bearing UNKNOWN_TOOL. Package ptctest holds the seam's
 // contract for any runtime; scripting/js.ProgramRuntime is the goja one,
 // scripting/lua.ProgramRuntime the gopher-lua one (with LuaSDK), and
-// package ptc/process runs either in child processes (§0.4).
+// package ptc/process runs either in child processes.
 //
 // # Choices where the spec is silent or departs from itself
 //
@@ -38,7 +39,7 @@
 //     JSON.stringify writes them (JSONValueSize): "run_code argument size
 //     limit reached: a tool call's arguments may be at most <n> bytes".
 //     Options.MaxArgumentDepth (default 10,000, above the 3,000 to 5,000
-//     levels §3.6 requires to cross intact; the root array or object is
+//     levels that must cross intact; the root array or object is
 //     level 1) bounds their nesting: "run_code argument depth limit
 //     reached: a tool call's arguments may nest at most <n> levels".
 //     Options.MaxQueuedCalls (default 10,000) bounds the calls waiting to
@@ -46,7 +47,7 @@
 //     "run_code queue limit reached: at most <n> tool calls may wait to
 //     start", the calls already queued go on, and once the queue drains
 //     calls are accepted again. A binding call is checked in this order:
-//     lossless JSON (§2.5 step 2), depth, size, then in the scheduler the
+//     lossless JSON, depth, size, then in the scheduler the
 //     sub-call count and the queue. The argument caps are measured
 //     without recursion and before either snapshot is copied, reading a
 //     value that fits once and stopping at the first cap passed; a value
@@ -55,13 +56,13 @@
 //     sub-call number and does not count toward MaxSubCalls.
 //   - A sub-call's body that ignores its cancellation holds the run's
 //     result until it returns, past the wall-clock ceiling too: the drain
-//     awaits every call in flight (§2.6), as the engine awaits any body.
+//     awaits every call in flight, as the engine awaits any body.
 //     Script tools are interrupted by their hosts; a Go tool must watch
 //     its ctx.
-//   - §6 #51 and #112 give two messages for lossy arguments; the bridge
-//     uses #51's prefix with the detail: "tool arguments must be lossless
-//     JSON: <detail>" (and "... (call the tool with an arguments object,
-//     e.g. `{}`)" for none).
+//   - The spec gives two messages for lossy arguments (its behaviours 51
+//     and 112); the bridge uses 51's prefix with the detail: "tool
+//     arguments must be lossless JSON: <detail>" (and "... (call the tool
+//     with an arguments object, e.g. `{}`)" for none).
 //   - Dispatches run on goroutines kept for the run (at most
 //     MaxParallelSubCalls), not one per call.
 package ptc

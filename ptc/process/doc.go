@@ -1,4 +1,4 @@
-// Package process runs run_code programs in child processes (ptc.md §0.4):
+// Package process runs run_code programs in child processes:
 // the "process" isolation mode, for programs that must not be able to take
 // the host down. [Runtime] is a [ptc.Runtime] whose runs go to a pool of
 // warm child dsh processes, each running one program at a time on an
@@ -13,7 +13,7 @@
 // the protocol is killed and its run fails as worker-exit ("runtime
 // crashed: the worker broke the protocol: …").
 //
-// Failure kinds of a child's death (§3.1): "worker exited with code <n>
+// Failure kinds of a child's death (worker-exit): "worker exited with code <n>
 // before completing", "worker killed by signal <sig>", and "worker exceeded
 // its memory limit (<n> MiB)" when it passed its memory cap (the RSS
 // watchdog here, or the Go runtime running out of memory under the OS

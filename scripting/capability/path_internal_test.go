@@ -8,7 +8,8 @@ import (
 
 // TestPathMatchesNode checks the dsh/path functions against results of
 // Node 20's path.posix (testdata/node-path-posix.json, written by Node for
-// these inputs; relative with /work/ws as the current directory).
+// these inputs; relative with the made-up /home/user/ws as the current
+// directory).
 func TestPathMatchesNode(t *testing.T) {
 	b, err := os.ReadFile("testdata/node-path-posix.json")
 	if err != nil {
@@ -62,7 +63,7 @@ func TestPathMatchesNode(t *testing.T) {
 	})
 	t.Run("relative and isAbsolute answer like Node", func(t *testing.T) {
 		for _, c := range golden.Relative {
-			if got := Relative("/work/ws", c[0], c[1]); got != c[2] {
+			if got := Relative("/home/user/ws", c[0], c[1]); got != c[2] {
 				t.Errorf("Relative(%q, %q) = %q, Node %q", c[0], c[1], got, c[2])
 			}
 		}

@@ -12,11 +12,17 @@
 # Go listeners); the test binaries are built once, before the first round. At the end it prints a markdown table: per scenario the
 # median and min–max over all reps of all rounds (µs per call), the ratios TS a / dsh JSPolicyNone
 # and TS b / dsh JSPolicyTwoPreOnePostAsync, the machine and the date. Raw output is kept in a
-# directory under /tmp whose path it prints.
+# directory under $TMPDIR (default /tmp) whose path it prints.
 #
-# Needs: bash, awk, sort, go, and the TypeScript environment that
-# ../shared/bench/tsref/setup.sh makes under /tmp (/tmp/tsenv, /tmp/tsref, /tmp/tsbench); without it,
-# it says how to set it up and exits 2. TSREF_DIR overrides where run.sh is looked for.
+# Needs: bash, awk, sort, go, and the TypeScript reference's benchmark harness, which is not part
+# of this repository: DSH_TSREF names its folder. The folder holds an executable run.sh that runs
+# the TypeScript engine (deepseek-ai/deepseek-harness, the release dsh reimplements) under vitest
+# and prints, among other lines, one JSON line per repeat and scenario, value in µs per call:
+#   {"side":"ts","runner":"vitest","round":1,"scenario":"a","rep":0,"value":185.2,"unit":"us/call","node":"v24.11.1"}
+# honouring BENCH_N (calls per repeat), BENCH_REPS (repeats), BENCH_ROUND (the round, for its own
+# records) and BENCH_WHICH=ab (scenario a: greet through the engine's tool execution, no listeners;
+# b: the same with 2 pre-execute and 1 post-execute async pass-through listeners). Without
+# DSH_TSREF, or with no executable run.sh there, it says so and exits 2.
 set -euo pipefail
 
 rounds=${1:-${ROUNDS:-3}}
@@ -33,30 +39,23 @@ case $rounds in '' | *[!0-9]* | 0)
 esac
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-tsref=${TSREF_DIR:-}
-if [ -z "$tsref" ]; then
-	for d in "$repo/../shared/bench/tsref" /work/shared/bench/tsref; do
-		if [ -x "$d/run.sh" ]; then
-			tsref=$(cd "$d" && pwd)
-			break
-		fi
-	done
-fi
-
-if [ -z "$tsref" ] || [ ! -x "$tsref/run.sh" ] || [ ! -f /tmp/tsenv/env.sh ] ||
-	[ ! -x /tmp/tsenv/bin/node ] || [ ! -d /tmp/tsbench/node_modules/ ] || [ ! -d /tmp/tsref/.git ]; then
-	cat >&2 <<EOF
-sidebyside.sh: the TypeScript reference environment is missing (${tsref:-shared/bench/tsref not found}).
-Set it up (about 1.5 minutes, everything under /tmp), as shared/bench/tsref/README.md says:
-  1. have a git clone or mirror of github.com/deepseek-ai/deepseek-harness on the machine
-     (in a session with the search tool: fetch github:deepseek-ai/deepseek-harness);
-  2. shared/bench/tsref/setup.sh PATH-OF-THAT-REPO
-  3. check: BENCH_N=3000 BENCH_REPS=3 shared/bench/tsref/run.sh   (JSON lines for scenarios a and b)
+tsref=${DSH_TSREF:-}
+if [ -z "$tsref" ] || [ ! -x "$tsref/run.sh" ]; then
+	if [ -z "$tsref" ]; then
+		echo "sidebyside.sh: DSH_TSREF is not set." >&2
+	else
+		echo "sidebyside.sh: DSH_TSREF=$tsref holds no executable run.sh." >&2
+	fi
+	cat >&2 <<'EOF'
+Set DSH_TSREF to the folder of the TypeScript reference's benchmark harness: its run.sh runs the
+TypeScript engine's greet benchmarks and prints {"side":"ts","scenario":"a"|"b","value":...} lines
+(see this script's header).
 EOF
 	exit 2
 fi
+tsref=$(cd "$tsref" && pwd)
 
-out=$(mktemp -d /tmp/sidebyside.XXXXXX)
+out=$(mktemp -d "${TMPDIR:-/tmp}/sidebyside.XXXXXX")
 echo "sidebyside.sh: raw output in $out" >&2
 
 echo "sidebyside.sh: building the scripting/js and engine test binaries" >&2

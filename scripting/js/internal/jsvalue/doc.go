@@ -1,5 +1,5 @@
 // Package jsvalue moves values across the boundary between a goja JavaScript
-// runtime and Go, as lossless JSON (pipeline.md §1.8), without ever running
+// runtime and Go, as lossless JSON (docs/behaviour.md), without ever running
 // script code.
 //
 // That is its one job. [ToGo] turns a script's value into the Go form of

@@ -1,5 +1,5 @@
 // Package luavalue moves values across the boundary between a gopher-lua
-// state and Go, as lossless JSON (pipeline.md §1.8, scripting.md "Lua"),
+// state and Go, as lossless JSON (docs/behaviour.md, docs/plugins.md),
 // without ever running script code.
 //
 // That is its one job. [Converter.ToGo] turns a Lua value into the Go form of

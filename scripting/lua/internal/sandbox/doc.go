@@ -1,5 +1,5 @@
 // Package sandbox makes the gopher-lua states that plugins and programs run
-// in: fresh, minimal and bounded (scripting.md "Lua").
+// in: fresh, minimal and bounded (docs/plugins.md, docs/run-code.md).
 //
 // That is its one job. [New] opens only these libraries, trimmed and
 // hardened:
