@@ -21,9 +21,17 @@ EXAMPLES := scripts/examples/schemas
 ## test: go vet, then every test with the race detector, then one line on the
 ## JSON-Schema-Test-Suite: its counts when DSH_JSON_SCHEMA_TEST_SUITE names the
 ## suite's folder (.ci/run sets it), else that it was skipped and why.
+# ./tests/ comes first: go test starts packages' tests in the order given,
+# and the end-to-end tests are the longest by far, so the others run beside
+# them instead of before them. The race runtime sleeps a second as a
+# race-built program exits (GORACE atexit_sleep_ms; reports are printed as
+# races happen, and the exit status still says so): the test binaries, and
+# the ones tests run as commands, skip it. DSH_TEST_TIMESCALE=N stretches
+# the tests' timing budgets N times on a slow machine (internal/testtime).
+test: export GORACE := atexit_sleep_ms=0 $(GORACE)
 test:
 	go vet ./...
-	go test -race ./...
+	go test -race ./tests/ ./...
 	@go test -run '^TestJSONSchemaTestSuite$$' -v ./dsl/ | grep '^JSON-Schema-Test-Suite'
 
 ## build: the dsh binary in bin/.

@@ -3,8 +3,8 @@ module github.com/dsh-go/dsh
 go 1.26
 
 require (
-	github.com/dlclark/regexp2/v2 v2.5.2
-	github.com/dop251/goja v0.0.0-20260917113740-793a2a65c13b
+	github.com/dlclark/regexp2 v1.11.4
+	github.com/dop251/goja v0.0.0-20260311135729-065cd970411c
 	github.com/evanw/esbuild v0.28.2
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -53,7 +54,9 @@ type ToolOptions[Args, Out any] struct {
 // DefineTool builds a registrable definition from typed options (§4.7).
 //
 // It fails when Timeout is negative (`defineTool(<name>): timeoutMs must be a
-// positive finite number`) or a spec does not compile (*dsl.JsonSchemaError).
+// positive finite number`) or a spec does not compile: a *dsl.JsonSchemaError
+// wrapped with the schema it is in (`tool "x": output.schema: unsupported
+// JSON schema: …`, see [SchemaError]).
 // In the definition:
 //   - Execute validates the arguments against the parameter schema (an
 //     [ArgsError] with every violation when they fail: the call's failure is
@@ -73,15 +76,15 @@ func DefineTool[Args, Out any](opts ToolOptions[Args, Out]) (*Definition, error)
 	}
 	params, err := dsl.CompileParameterSpec(opts.Parameters.Value())
 	if err != nil {
-		return nil, err
+		return nil, SchemaError(opts.Name, "parameters", err)
 	}
 	output, err := dsl.CompileValueSpec(opts.Output.Value())
 	if err != nil {
-		return nil, err
+		return nil, SchemaError(opts.Name, "output.schema", err)
 	}
 	schema, err := dsl.Compile(params)
 	if err != nil {
-		return nil, err
+		return nil, SchemaError(opts.Name, "parameters", err)
 	}
 	t := &typedTool[Args, Out]{name: opts.Name, schema: schema, anyArgs: isAny[Args](), anyOut: isAny[Out]()}
 	def := &Definition{
@@ -92,6 +95,13 @@ func DefineTool[Args, Out any](opts ToolOptions[Args, Out]) (*Definition, error)
 		Timeout:         opts.Timeout,
 		FinalizeContent: opts.FinalizeContent,
 		ProjectContent:  opts.ProjectContent,
+	}
+	def.ValidateArgs = func(args any) []string {
+		var ae *ArgsError
+		if _, err := t.args(args); errors.As(err, &ae) {
+			return ae.Violations
+		}
+		return nil
 	}
 	if render := opts.Render; render != nil {
 		def.Output.Render = func(args, value any) ([]Block, error) {
@@ -149,6 +159,15 @@ func DefineTool[Args, Out any](opts ToolOptions[Args, Out]) (*Definition, error)
 		}
 	}
 	return def, nil
+}
+
+// SchemaError wraps err, a *dsl.JsonSchemaError of the schema of tool
+// name's definition at field ("parameters" or "output.schema"), so that its
+// text says which schema it is: `tool "x": output.schema: unsupported JSON
+// schema: schema.pattern is not a supported keyword …`. errors.As still
+// finds the *dsl.JsonSchemaError, with the spec's message.
+func SchemaError(name, field string, err error) error {
+	return fmt.Errorf("tool %q: %s: %w", name, field, err)
 }
 
 // MustDefineTool is [DefineTool] for package-level tools: it panics when the

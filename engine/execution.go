@@ -141,9 +141,26 @@ func (e *Execution) Definition() *Definition { return e.def }
 // to defer context messages and conclude the turn. It is safe for concurrent use.
 type Run struct {
 	*Execution
+	caller    context.Context
 	mu        sync.Mutex
 	deferred  []Message
 	concluded bool
+}
+
+// Caller returns the ctx of the call's caller. Unlike the ctx Execute
+// receives, no tools/execute wrapper's cancellation reaches it: it is done
+// only when the caller itself gave up on the call (or, for a nested call,
+// its calling execution's signal aborted). The pipeline awaits a started
+// body after either (§3.3 D2d); a script host bounds the wait for a script
+// that ignores the abort (see the scripting packages' deadlines): while the
+// caller still waits for the result, a script that is merely waiting is
+// awaited; once the caller gave up, it is left behind after its grace.
+// A Run made outside the pipeline has the background ctx.
+func (r *Run) Caller() context.Context {
+	if r.caller == nil {
+		return context.Background()
+	}
+	return r.caller
 }
 
 // DeferContext attaches a message to the call's result, delivered to the
@@ -191,6 +208,13 @@ type Definition struct {
 	IsConcurrencySafe func(args any) bool
 	PresentCall       func(args any) *CallView
 	PresentResult     func(args any, r ResultSummary) *ResultView
+	// ValidateArgs, when set, returns the violations Execute reports for
+	// arguments that fail the parameter schema (an [ArgsError]), or none.
+	// Execute still validates; the pipeline asks only when a pre-execute
+	// listener or a guard, which see the arguments unvalidated, failed:
+	// the call then reports its invalid arguments, not the policy's error
+	// on them. [DefineTool] sets it, as do the script hosts' defineTool.
+	ValidateArgs func(args any) []string
 }
 
 // Output is a tool's output contract.

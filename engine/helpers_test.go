@@ -1,8 +1,8 @@
 package engine_test
 
 // Shared helpers of the conformance suite (registry_test.go, pipeline_test.go,
-// cancel_test.go, policy_test.go). They check the engine against
-// /work/shared/spec/pipeline.md through the exported API only. Every helper
+// cancel_test.go, policy_test.go). They check the engine against the
+// pipeline spec through the exported API only. Every helper
 // here is prefixed "cf" so it cannot clash with the other test files of
 // package engine_test.
 //

@@ -69,7 +69,7 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 		return c, stageFinal, failureResult(&Failure{Message: msgArgsNotLossless})
 	}
 	exec.arguments = args
-	c.run = &Run{Execution: exec}
+	c.run = &Run{Execution: exec, caller: ctx}
 	// Nesting bounds: like the checks above, before any policy runs.
 	if limit != nil {
 		return c, stageFinal, errorResult(limit)
@@ -123,7 +123,7 @@ func (c *call) prepare() (stage, *Result) {
 func (c *call) prepareSteps() (stage, *Result, error) {
 	d, err := c.svc.runPre(c.ctx, c.exec)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, c.policyFailure(err)
 	}
 	approvalCancelled := false
 	switch d.Kind {
@@ -143,7 +143,7 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 	}
 	reason, err := c.svc.checkGuards(c.ctx, c.ep.reg.Load(), c.exec)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, c.policyFailure(err)
 	}
 	if reason != "" {
 		return stagePost, denial(reason, nil), nil
@@ -152,6 +152,33 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 		return stagePost, abortedResult(true), nil
 	}
 	return stageDispatch, nil, nil
+}
+
+// policyFailure is the error a call fails with when a pre-execute listener
+// or a guard failed with err. They see the arguments before the body
+// validates them, and may fail because of them: when the tool's parameter
+// schema rejects the arguments, the call reports that (the INVALID_ARGS
+// failure the body would give, which the model can act on), not err.
+func (c *call) policyFailure(err error) error {
+	reg := c.resolve()
+	if reg == nil || reg.def.ValidateArgs == nil {
+		return err
+	}
+	if vs := validateArgs(reg.def.ValidateArgs, c.exec.arguments); len(vs) > 0 {
+		return &ArgsError{Violations: vs}
+	}
+	return err
+}
+
+// validateArgs calls a definition's ValidateArgs; a panic counts as valid
+// arguments, leaving the policy's error as the call's.
+func validateArgs(f func(args any) []string, args any) (vs []string) {
+	defer func() {
+		if recover() != nil {
+			vs = nil
+		}
+	}()
+	return f(args)
 }
 
 func denial(reason string, info *ErrorInfo) *Result {

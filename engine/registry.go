@@ -154,7 +154,7 @@ func checkDefinition(def *Definition) (*dsl.Schema, error) {
 	}
 	out, err := dsl.Compile(def.Output.Schema)
 	if err != nil {
-		return nil, err
+		return nil, SchemaError(name, "output.schema", err)
 	}
 	if def.Timeout < 0 {
 		return nil, fmt.Errorf("tool %q timeoutMs must be a positive finite number", name)

@@ -150,7 +150,10 @@ func TestConfRegisterValidation(t *testing.T) {
 		if !errors.As(err, &se) {
 			t.Fatalf("want a *dsl.JsonSchemaError, got %T %v", err, err)
 		}
-		cfExpectErr(t, err, "unsupported JSON schema: schema.type must be one of object/array/string/number/integer/boolean/null")
+		// The error says which schema; the JsonSchemaError in it keeps the
+		// spec's message.
+		cfExpectErr(t, err, `tool "bad-schema": output.schema: unsupported JSON schema: schema.type must be one of object/array/string/number/integer/boolean/null`)
+		cfExpectErr(t, se, "unsupported JSON schema: schema.type must be one of object/array/string/number/integer/boolean/null")
 	})
 
 	t.Run("case 7: a non-positive timeout fails with timeoutMs must be a positive finite number", func(t *testing.T) {
@@ -200,7 +203,7 @@ func TestConfRegisterValidation(t *testing.T) {
 		cfExpectErr(t, err, `tool "run_code" must declare output { schema, render, presentationMeta? }`)
 		d.Output.Render = cfRenderString
 		_, err = svc.Global().Register(d)
-		cfExpectErr(t, err, "unsupported JSON schema: schema.type must be one of object/array/string/number/integer/boolean/null")
+		cfExpectErr(t, err, `tool "run_code": output.schema: unsupported JSON schema: schema.type must be one of object/array/string/number/integer/boolean/null`)
 		d.Output.Schema = cfStringSchema()
 		_, err = svc.Global().Register(d)
 		cfExpectErr(t, err, `tool "run_code" timeoutMs must be a positive finite number`)

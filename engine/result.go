@@ -144,6 +144,14 @@ const (
 	msgUnprintable           = "<unprintable thrown value>"
 )
 
+// ErrAborted returns the coded error of a call cancelled after its body was
+// invoked (§1.9): name AbortError, code ABORTED, message "tool call
+// aborted". A script host fails a call with it when it had to stop the
+// call's script: the script ran on past its grace after its signal aborted,
+// or its interpreter was stopped for another call, so that no host-internal
+// message reaches the model.
+func ErrAborted() *ToolError { return NewError("AbortError", CodeAborted, msgAborted) }
+
 func errUnknownTool(name string) *ToolError {
 	return NewError("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
 }
@@ -262,5 +270,5 @@ func abortedResult(beforeDispatch bool) *Result {
 	if beforeDispatch {
 		return errorResult(NewError("AbortError", CodeAbortedBeforeDispatch, msgAbortedBeforeDispatch))
 	}
-	return errorResult(NewError("AbortError", CodeAborted, msgAborted))
+	return errorResult(ErrAborted())
 }

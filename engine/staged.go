@@ -3,8 +3,9 @@ package engine
 import "context"
 
 // Staged is one call driven stage by stage, for a scheduler that orders the
-// stages of many calls itself (the PTC sub-call bridge, pipeline.md §3 and
-// ptc.md §2.6): [Service.Stage] runs creation, pre-execute and the guards;
+// stages of many calls itself (the PTC sub-call bridge, which starts a
+// program's calls in the order it made them; docs/run-code.md):
+// [Service.Stage] runs creation, pre-execute and the guards;
 // Dispatch runs the tools/execute chain and the body, on any goroutine;
 // Commit runs post-execute (or finishes a call that ended before its body)
 // and returns the final result. [Service.Call] is the three in a row.

@@ -102,7 +102,8 @@ func (d Diagnostic) Error() string {
 // A call runs the tool with the call's ctx, so cancelling the call cancels
 // the request at the server (notifications/cancelled). Its outcome:
 //   - isError: a tool failure whose message is the result's text content
-//     (other blocks count as "[type content]").
+//     (other blocks count as "[type content]"), less a leading "Error: "
+//     (the failure's content adds it back: "Error: <message>" reads once).
 //   - otherwise the content becomes the call's content: text blocks as
 //     text, image blocks as {type: "image", attachment: {mimeType, data}}
 //     (data in base64), any other block (audio, resource, resource_link)
@@ -612,7 +613,10 @@ func allText(blocks []engine.Block) bool {
 	return true
 }
 
-// failureText is an isError result's message: its blocks as text.
+// failureText is an isError result's message: its blocks as text, less a
+// leading "Error: ". The engine writes a failure's content as
+// "Error: <message>", and so do dsh serve and many other servers: the
+// prefix is theirs, not the message's, and kept it would read twice.
 func failureText(blocks []engine.Block) string {
 	parts := make([]string, len(blocks))
 	for i, b := range blocks {
@@ -622,7 +626,7 @@ func failureText(blocks []engine.Block) string {
 			parts[i] = "[" + b.BlockType() + " content]"
 		}
 	}
-	if msg := strings.Join(parts, "\n"); msg != "" {
+	if msg := strings.TrimPrefix(strings.Join(parts, "\n"), "Error: "); msg != "" {
 		return msg
 	}
 	return "the tool reported an error without a message"

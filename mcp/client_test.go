@@ -96,8 +96,14 @@ func impServer(opts *sdk.ServerOptions, hooks *impHooks) *sdk.Server {
 		return &sdk.CallToolResult{}, nil
 	})
 	srv.AddTool(&sdk.Tool{Name: "fail", InputSchema: impSchema(`{"type":"object"}`)},
-		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "disk is full"}}}, nil
+		func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			in := struct{ Text string }{Text: "disk is full"} // the text of the failure
+			if len(req.Params.Arguments) > 0 {
+				if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+					return nil, err
+				}
+			}
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: in.Text}}}, nil
 		})
 	srv.AddTool(&sdk.Tool{Name: "image", InputSchema: impSchema(`{"type":"object"}`)},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -306,10 +312,22 @@ func TestImportInMemory(t *testing.T) {
 	})
 
 	t.Run("isError is a tool failure whose message is the text content", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "t.fail", nil)
-		want := `{"isError":true,"error":{"message":"disk is full"},"content":[{"type":"text","text":"Error: disk is full"}]}`
-		if got := impJSON(t, r); got != want {
-			t.Errorf("result = %s\nwant %s", got, want)
+		for _, tc := range []struct{ name, args, want string }{
+			{"a plain text is the message", `{}`,
+				`{"isError":true,"error":{"message":"disk is full"},"content":[{"type":"text","text":"Error: disk is full"}]}`},
+			{`a text that starts with "Error: " (as dsh serve writes a failure) reads "Error: " once`, `{"text":"Error: disk is full"}`,
+				`{"isError":true,"error":{"message":"disk is full"},"content":[{"type":"text","text":"Error: disk is full"}]}`},
+			{`"Error: " alone is a failure without a message`, `{"text":"Error: "}`,
+				`{"isError":true,"error":{"message":"the tool reported an error without a message"},"content":[{"type":"text","text":"Error: the tool reported an error without a message"}]}`},
+			{`"Error: " further in is the message's own`, `{"text":"disk: Error: full"}`,
+				`{"isError":true,"error":{"message":"disk: Error: full"},"content":[{"type":"text","text":"Error: disk: Error: full"}]}`},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r := impCall(svc, context.Background(), "t.fail", impObj(t, tc.args))
+				if got := impJSON(t, r); got != tc.want {
+					t.Errorf("result = %s\nwant %s", got, tc.want)
+				}
+			})
 		}
 	})
 

@@ -65,4 +65,21 @@
 //     with an arguments object, e.g. `{}`)" for none).
 //   - Dispatches run on goroutines kept for the run (at most
 //     MaxParallelSubCalls), not one per call.
+//   - The output-limit message, "outer output exceeded <cap> bytes", is
+//     whole at every cap of at least 4 bytes: it is not charged against the
+//     cap, and the logs give way to it (they keep what cap − its JSON size
+//     leaves, nothing when that is too little). Ledger does this in the
+//     runtimes and again on this side of a process pipe, which gives a
+//     child's output limit its own message.
+//   - A program's call of a name its namespace does not bind
+//     (tools.nope({}), tools.nope{}) fails as a failed binding call does,
+//     with UnknownBindingMessage: `unknown tool "nope"; did you mean "nop2"
+//     or "note"?` (close by edit distance or by prefix, from the
+//     namespace's own names only, so a hidden tool is never named). Like
+//     every ToolCallError it has no code (§2.4). Only a call fails: reading
+//     the name still finds nothing.
+//   - Lua's tools.gather returns one array table of the results (null for
+//     a function that returned nothing), the twin of Promise.all, rather
+//     than multiple results, which local r = tools.gather(f, g) would cut
+//     to the first.
 package ptc

@@ -12,7 +12,7 @@ import (
 	"github.com/dsh-go/dsh/engine"
 )
 
-// This file holds the §6 behaviours 66, 68 and 82 of ../shared/spec/ptc.md,
+// This file holds the behaviours 66, 68 and 82 (§6) of the run_code spec,
 // through the executor (run_code called as a model would call it) with a
 // goRuntime standing in for an interpreter.
 

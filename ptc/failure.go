@@ -104,8 +104,8 @@ func InvalidOutputFailure() *Failure {
 }
 
 // OutputLimitFailure is the combined output over its cap:
-// "outer output exceeded <limit> bytes". [Ledger] builds it, cut to what the
-// cap leaves when the cap is too small to hold it.
+// "outer output exceeded <limit> bytes". It is whole at every cap: [Ledger]
+// keeps only the logs that fit beside it.
 func OutputLimitFailure(limit int64) *Failure {
 	return &Failure{Kind: KindOutputLimit, Message: outputLimitMessage(limit)}
 }

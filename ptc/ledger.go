@@ -334,8 +334,9 @@ func (l *Ledger) Exceeded() bool {
 // the longest prefix of the logs that fits beside its message (whole
 // entries, then a prefix, cut between characters, of the first entry that
 // does not fit, if that prefix is not empty), no value, and the failure
-// {output-limit, "outer output exceeded <cap> bytes"}, the message cut to
-// what the cap leaves when the cap is too small for it. The Logs of the
+// {output-limit, "outer output exceeded <cap> bytes"}. That message is
+// never cut: it is not charged against the cap, the logs give way to it, so
+// at a cap too small for the message the result has no logs. The Logs of the
 // returned result are never nil.
 func (l *Ledger) Finish(r Result) Result {
 	l.mu.Lock()
@@ -376,17 +377,22 @@ func (l *Ledger) Finish(r Result) Result {
 // Limit returns the output-limit result for the logs so far, as Finish does
 // over the cap: for a runtime that learns by other means that the run's
 // output cannot fit (a completion or thrown value measured in the program's
-// side against [Ledger.Remaining]).
+// side against [Ledger.Remaining]). It is a final result: its Logs are the
+// ledger's own, so it is not to be given to Finish, which would charge them
+// again (give Finish the failure [OutputLimitFailure] instead).
 func (l *Ledger) Limit() Result {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.limitResult()
 }
 
-// limitResult is the output-limit result, l.mu held.
+// limitResult is the output-limit result, l.mu held. Its message is whole
+// at every cap: it is not charged against the cap, the logs give way to it
+// (they keep what cap − bytes(message) leaves, nothing when that is less
+// than the 2 bytes of an empty array).
 func (l *Ledger) limitResult() Result {
-	full := outputLimitMessage(l.limit)
-	logBudget := l.limit - int64(len(full)+2) // the message is ASCII
+	msg := outputLimitMessage(l.limit)
+	logBudget := l.limit - int64(len(msg)+2) // the message is ASCII
 	kept := []string{}
 	used := int64(2)
 	entries := l.logs
@@ -405,11 +411,9 @@ func (l *Ledger) limitResult() Result {
 			continue
 		}
 		if p := truncateJSONString(e, avail); p != "" {
-			c, _ := jsonStringSizeUpTo(p, avail)
 			kept = append(kept, p)
-			used += c + sep
 		}
 		break
 	}
-	return Result{Logs: kept, Err: &Failure{Kind: KindOutputLimit, Message: truncateJSONString(full, l.limit-used)}}
+	return Result{Logs: kept, Err: &Failure{Kind: KindOutputLimit, Message: msg}}
 }

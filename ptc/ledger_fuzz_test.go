@@ -105,9 +105,7 @@ func FuzzJSONValueSize(f *testing.F) {
 		// that fits is kept as it is.
 		logCap := max(limit, MinOutputBytes)
 		r := NewLedger(logCap).Finish(Result{Logs: []string{string(data)}, Value: v, HasValue: true})
-		if c := serialized(r); int64(c) > logCap {
-			t.Fatalf("cap %d: the result counts %d bytes: %s", logCap, c, show(r))
-		}
+		checkWithinCap(t, r, logCap)
 		fits := int64(modelStringSize(string(data))+2+n) <= logCap
 		if fits != (r.Err == nil) {
 			t.Fatalf("cap %d, fits %v: %s", logCap, fits, show(r))

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/dsl"
 )
@@ -138,28 +140,28 @@ func TestLedgerExactness(t *testing.T) {
 		want Result
 	}{
 		{`return "€" fits at cap 7`, 7, nil, value("€"), Result{Logs: []string{}, Value: "€", HasValue: true}},
-		{`return "€" fails at cap 6`, 6, nil, value("€"), limitResult("ou")},
+		{`return "€" fails at cap 6 with the whole message`, 6, nil, value("€"), limitResult("outer output exceeded 6 bytes")},
 		{`console.log("abc"); return "xy" fits at cap 11`, 11, []string{"abc"}, value("xy"),
 			Result{Logs: []string{"abc"}, Value: "xy", HasValue: true}},
-		{`console.log("abc"); return "xy" fails at cap 10`, 10, []string{"abc"}, value("xy"), limitResult("outer ")},
+		{`console.log("abc"); return "xy" fails at cap 10`, 10, []string{"abc"}, value("xy"), limitResult("outer output exceeded 10 bytes")},
 		{`console.log("abc"); throw "xy" fits at cap 11`, 11, []string{"abc"}, Result{Err: ExceptionFailure("xy")},
 			Result{Logs: []string{"abc"}, Err: ExceptionFailure("xy")}},
-		{`console.log("abc"); throw "xy" fails at cap 10`, 10, []string{"abc"}, Result{Err: ExceptionFailure("xy")}, limitResult("outer ")},
+		{`console.log("abc"); throw "xy" fails at cap 10`, 10, []string{"abc"}, Result{Err: ExceptionFailure("xy")}, limitResult("outer output exceeded 10 bytes")},
 		{"a 1,000-character abort reason at cap 64 is the output limit with empty logs", 64, nil,
 			Result{Err: AbortFailure(strings.Repeat("A", 1000))}, limitResult("outer output exceeded 64 bytes")},
 		{`return "y".repeat(10_000) at cap 64 is the output limit without a value`, 64, nil,
 			value(strings.Repeat("y", 10_000)), limitResult("outer output exceeded 64 bytes")},
-		{"a failure at the minimum cap keeps an empty message", 4, nil, Result{Err: ExceptionFailure("x")}, limitResult("")},
+		{"a failure at the minimum cap keeps the whole message", 4, nil, Result{Err: ExceptionFailure("x")}, limitResult("outer output exceeded 4 bytes")},
 		{"an empty failure message fits the minimum cap", 4, nil, Result{Err: ExceptionFailure("")},
 			Result{Logs: []string{}, Err: ExceptionFailure("")}},
 		{"an explicit null is a value that costs four", 6, nil, value(nil), Result{Logs: []string{}, Value: nil, HasValue: true}},
-		{"an explicit null over the cap is the output limit", 5, nil, value(nil), limitResult("o")},
+		{"an explicit null over the cap is the output limit", 5, nil, value(nil), limitResult("outer output exceeded 5 bytes")},
 		{"no completion costs nothing", 4, nil, Result{}, Result{Logs: []string{}}},
 		{"a value beside a failure is dropped", 64, nil, Result{Value: "v", HasValue: true, Err: DisposedFailure()},
 			Result{Logs: []string{}, Err: DisposedFailure()}},
 		{"a lossy completion becomes invalid output", 64, []string{"kept"}, value(math.NaN()),
 			Result{Logs: []string{"kept"}, Err: InvalidOutputFailure()}},
-		{"invalid output over the cap is the output limit", 4, nil, value(math.NaN()), limitResult("")},
+		{"invalid output over the cap is the output limit", 4, nil, value(math.NaN()), limitResult("outer output exceeded 4 bytes")},
 		{"an oversized first log keeps a code-point-aligned prefix", 96, []string{"start-" + strings.Repeat(emoji, 100)}, value(nil),
 			limitResult("outer output exceeded 96 bytes", "start-"+strings.Repeat(emoji, 5)+"😀")},
 		{"a log of quotes keeps as many escaped quotes as fit", 96, []string{strings.Repeat(`"`, 1_000_000)}, Result{},
@@ -183,10 +185,29 @@ func TestLedgerExactness(t *testing.T) {
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Finish =\n  %s\nwant\n  %s", show(got), show(tt.want))
 			}
-			if n := serialized(got); int64(n) > tt.cap {
-				t.Fatalf("the result counts %d bytes, over the cap %d", n, tt.cap)
-			}
+			checkWithinCap(t, got, tt.cap)
 		})
+	}
+}
+
+// checkWithinCap fails t unless r counts at most cap bytes, the
+// output-limit message aside: that message is whole at every cap, and its
+// logs keep at most what the cap leaves beside it (an empty array when
+// nothing is left).
+func checkWithinCap(t *testing.T, r Result, cap int64) {
+	t.Helper()
+	if r.Err == nil || r.Err.Kind != KindOutputLimit {
+		if n := serialized(r); int64(n) > cap {
+			t.Fatalf("the result counts %d bytes, over the cap %d: %s", n, cap, show(r))
+		}
+		return
+	}
+	if want := outputLimitMessage(cap); r.Err.Message != want {
+		t.Fatalf("the output-limit message is %q, want the whole %q", r.Err.Message, want)
+	}
+	logs := int64(JSONValueSize(toAny(r.Logs)))
+	if left := cap - int64(JSONStringSize(r.Err.Message)); logs > max(left, 2) {
+		t.Fatalf("the logs count %d bytes, over the %d the cap %d leaves beside the message: %s", logs, left, cap, show(r))
 	}
 }
 
@@ -199,6 +220,88 @@ func show(r Result) string {
 		s += fmt.Sprintf(" err %+v", *r.Err)
 	}
 	return s
+}
+
+func TestLedgerOutputLimitMessageIsWholeAtEveryCap(t *testing.T) {
+	logs := []string{"abc", "€€€", "😀x"}
+	never := value(strings.Repeat("€", 1000)) // fits none of these caps
+	tests := []struct {
+		name string
+		cap  int64
+		want []string // the logs kept beside the message
+	}{
+		{"at the minimum cap 4 the message is whole and no log is kept", 4, nil},
+		{"at cap 6 the message is whole and no log is kept", 6, nil},
+		{"at cap 10 the message is whole and no log is kept", 10, nil},
+		{"at cap 33 the message takes all but 1 byte and no log is kept", 33, nil},
+		{"at cap 36 the 4 bytes left would hold only an empty prefix, which is not kept", 36, nil},
+		{"at cap 37 the 5 bytes left keep a one-character prefix", 37, []string{"a"}},
+		{"at cap 39 the 7 bytes left keep the first entry", 39, []string{"abc"}},
+		{"at cap 44 no part of a multibyte character is kept", 44, []string{"abc"}},
+		{"at cap 45 a whole euro sign is kept", 45, []string{"abc", "€"}},
+		{"at cap 50 the second entry keeps two of its euro signs", 50, []string{"abc", "€€"}},
+		{"at cap 300 every entry is kept", 300, logs},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLedger(tt.cap)
+			for _, e := range logs {
+				l.Log(e)
+			}
+			got := l.Finish(never)
+			if want := limitResult(outputLimitMessage(tt.cap), tt.want...); !reflect.DeepEqual(got, want) {
+				t.Fatalf("Finish =\n  %s\nwant\n  %s", show(got), show(want))
+			}
+			if got.Err.Message != fmt.Sprintf("outer output exceeded %d bytes", tt.cap) {
+				t.Fatalf("message %q", got.Err.Message)
+			}
+		})
+	}
+
+	t.Run("at every cap from 4 to 400 the message is whole and the logs are the longest prefix that fits beside it", func(t *testing.T) {
+		for c := int64(MinOutputBytes); c <= 400; c++ {
+			for _, stream := range []bool{true, false} {
+				var got Result
+				if stream {
+					l := NewLedger(c)
+					for _, e := range logs {
+						l.Log(e)
+					}
+					got = l.Finish(never)
+				} else { // a host revalidating a whole result
+					got = NewLedger(c).Finish(Result{Logs: logs, Value: never.Value, HasValue: true})
+				}
+				checkWithinCap(t, got, c)
+				for i, e := range got.Logs {
+					if i < len(got.Logs)-1 && e != logs[i] || !strings.HasPrefix(logs[i], e) || e == "" {
+						t.Fatalf("cap %d: logs %q are not a prefix of %q", c, got.Logs, logs)
+					}
+				}
+				// One more character would not fit beside the message.
+				if more, ok := oneMoreCharacter(got.Logs, logs); ok {
+					if size := int64(JSONValueSize(toAny(more)) + JSONStringSize(got.Err.Message)); size <= c {
+						t.Fatalf("cap %d: logs %q stop short of %q, which fits (%d bytes)", c, got.Logs, more, size)
+					}
+				}
+			}
+		}
+	})
+}
+
+// oneMoreCharacter is kept, a prefix of logs, with the next character of
+// logs added; false when kept is all of logs.
+func oneMoreCharacter(kept, logs []string) ([]string, bool) {
+	n := len(kept)
+	switch {
+	case n > 0 && kept[n-1] != logs[n-1]:
+		rest := logs[n-1][len(kept[n-1]):]
+		_, w := utf8.DecodeRuneInString(rest)
+		return append(slices.Clone(kept[:n-1]), kept[n-1]+rest[:w]), true
+	case n < len(logs):
+		_, w := utf8.DecodeRuneInString(logs[n])
+		return append(slices.Clone(kept), logs[n][:w]), true
+	}
+	return nil, false
 }
 
 func TestLedgerDefaultCapBoundary(t *testing.T) {

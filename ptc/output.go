@@ -30,7 +30,8 @@ const (
 		"`description`, a short summary of what the program does. Call tools as " +
 		"`tools.name{key = value}` per the declarations in the system prompt. A failed call " +
 		"raises a `ToolCallError`: catch it with `local ok, e = pcall(tools.name, args)`. Run " +
-		"independent calls together with `tools.gather(f1, f2, ...)`. Only what you `print(...)` " +
+		"independent calls together with `tools.gather(f1, f2, ...)`, which returns an array " +
+		"table of their results in order. Only what you `print(...)` " +
 		"or `return` is program output — curate it. Image-bearing subtool results are attached " +
 		"after the run."
 	luaCodeDescription = "The program: the body of a Lua function."

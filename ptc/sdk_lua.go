@@ -26,7 +26,7 @@ const luaInstructions = "## Writing code for run_code\n" +
 	"\n" +
 	"- Call tools as `tools.name{key = value}` — quoted access for names that are not Lua identifiers or are Lua keywords: `tools[\"my-tool\"]{key = value}`. Every call blocks until the tool is done and returns the tool's canonical JSON value as Lua values: objects and arrays are tables, JSON null is `" + luaNull + "` (nil means absent), and `array{}` or `object{}` makes an empty table that stays a JSON array or object. Tool arguments must be lossless JSON: no functions, NaN, holes or tables mixing array and hash keys.\n" +
 	"- A FAILED tool call raises a `ToolCallError` value, whose `toolName` identifies the failed tool and whose `message` is human-readable (`tostring(e)` gives it too) — catch it with `local ok, e = pcall(tools.name, args)`, test it with `ToolCallError.is(e)` and handle it to continue, or re-raise it with `error(e)`.\n" +
-	"- Independent read-only calls MAY overlap under `tools.gather(f1, f2, ...)`, which runs each function as a coroutine and returns their results in order, raising the first error (safe calls run concurrently; mutating calls run alone, in submission order). Calls outside it run one after another.\n" +
+	"- Independent read-only calls MAY overlap under `tools.gather(f1, f2, ...)`, which runs each function as a coroutine and returns one array table of their results in order (`null` for a function that returns nothing): `local r = tools.gather(f, g)`, then `r[1]`, `r[2]`. It raises the first error (safe calls run concurrently; mutating calls run alone, in submission order). Calls outside it run one after another.\n" +
 	"- Emit results with `return` and/or `print(...)` (one log entry per call, its arguments joined with tabs). Only what you print or return is program output. A successful tool result containing an image is attached after the run so you can inspect it on the next step; every other intermediate result stays out of the conversation, so extract just what you need.\n" +
 	"\n" +
 	"The available tools:"
@@ -73,9 +73,9 @@ const luaPrelude = "---@meta\n" +
 // unless a tool has that name.
 const (
 	luaGatherName = "gather"
-	luaGather     = "---Runs each function as a coroutine, so that their tool calls overlap; returns their results in order and raises the first error.\n" +
+	luaGather     = "---Runs each function as a coroutine, so that their tool calls overlap; returns one array table of their results and raises the first error.\n" +
 		"---@param ... fun(): any\n" +
-		"---@return any ...\n" +
+		"---@return any[] results one per function, in order (null for a function that returns nothing)\n" +
 		"function tools.gather(...) end"
 )
 

@@ -1,6 +1,6 @@
 package scripting
 
-// The decision and result shapes scripts return (pipeline.md §3), read
+// The decision and result shapes scripts return (pipeline spec §3), read
 // strictly and the same way for every language: a host converts the
 // script's value to the Go form of JSON (package dsl) and reads it here, so
 // JavaScript and Lua listeners fail closed with the same messages.

@@ -17,6 +17,40 @@ import (
 // DefaultLoadTimeout bounds a plugin's top level.
 const DefaultLoadTimeout = 5 * time.Second
 
+// LoadDeadlineError is the cause of a load's ctx whose deadline passed (see
+// [WithLoadDeadline]): a host reports a top level it interrupted then with
+// its text, which gives the deadline.
+type LoadDeadlineError struct{ Timeout time.Duration }
+
+// Error returns "the top level did not finish within the load deadline (5s)".
+func (e *LoadDeadlineError) Error() string {
+	return "the top level did not finish within the load deadline (" + e.Timeout.String() + ")"
+}
+
+// Unwrap returns context.DeadlineExceeded: the load's deadline passed.
+func (e *LoadDeadlineError) Unwrap() error { return context.DeadlineExceeded }
+
+// WithLoadDeadline returns ctx bounded by a top level's load deadline,
+// timeout, whose cause is a *LoadDeadlineError when it passes.
+func WithLoadDeadline(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, timeout, &LoadDeadlineError{Timeout: timeout})
+}
+
+// LoadInterrupted is the message of a top level a host interrupted under
+// ctx, its load's: the load deadline's, which gives its value, when that
+// passed; the cause otherwise (the load was cancelled).
+func LoadInterrupted(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	var le *LoadDeadlineError
+	switch {
+	case errors.As(cause, &le):
+		return le.Error()
+	case cause != nil:
+		return "the top level was interrupted: " + cause.Error()
+	}
+	return "the top level did not finish within the load deadline"
+}
+
 // Host loads the plugins of one language (JavaScript and TypeScript, Lua).
 type Host interface {
 	// Extensions are the file extensions of the plugins the host loads,
@@ -138,7 +172,7 @@ func (l *Loader) Prepare(ctx context.Context, root, rel string) (*Loaded, error)
 	if timeout <= 0 {
 		timeout = DefaultLoadTimeout
 	}
-	lctx, cancel := context.WithTimeout(ctx, timeout)
+	lctx, cancel := WithLoadDeadline(ctx, timeout)
 	err = h.Load(lctx, p, src)
 	cancel()
 	if err != nil {

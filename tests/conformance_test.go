@@ -14,6 +14,9 @@ package tests
 //	approve TOOL OUTCOME   the approval service answers OUTCOME for TOOL
 //	                       (any string; unlisted tools fail the test)
 //	bare                   no engine timeout policy: a script wrapper is the only one
+//	listener-timeout DUR   the hosts' listener deadline, for a case about it
+//	                       (the hosts' default of 5s otherwise, so that no
+//	                       other case races it)
 //	skip REASON            skip the case: the hosts do not conform (REASON says how)
 //	skip.js REASON         the same for one language only
 //	skip.lua REASON
@@ -27,9 +30,13 @@ package tests
 //	warn MESSAGE           a warning the engine logs for the call (contained
 //	                       failures); a call logs exactly the warnings listed
 //
-// approve, bare and skip come before the first call. In a RESULT, $PLUGIN stands
-// for the plugin's file name (the source of a context a body deferred without
-// one) and <uuid> for any fresh message id.
+// approve, bare, listener-timeout and skip come before the first call. In a
+// RESULT, $PLUGIN stands for the plugin's file name (the source of a context a
+// body deferred without one) and <uuid> for any fresh message id.
+//
+// The budgets a case is about, its listener-timeout and the timeoutMs of its
+// tools, are scaled by the tests' time scale (internal/testtime), and so is
+// each "Nms" of a RESULT whose N is one of them (see budgets).
 //
 // Plugins trace stages through a host module made for these tests,
 // "dsh/trace" (dsh.trace in Lua): stage(name) records a stage of the current
@@ -57,17 +64,16 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
-// The hosts' deadlines in the conformance runs: short, so that the cases
-// about listeners that never return stay quick.
-const (
-	confListenerTimeout = 250 * time.Millisecond
-	confGrace           = 20 * time.Millisecond
-)
+// confGrace is the hosts' grace in the conformance runs, before the time
+// scale: short, so that the cases about scripts that ignore their deadline
+// stay quick.
+const confGrace = 20 * time.Millisecond
 
 // confLanguages are the languages every case runs in, and which case files
 // hold each one's plugin.
@@ -88,6 +94,10 @@ type confCase struct {
 	bare      bool
 	skip      map[string]string // language ("" for both) → why
 	calls     []*confCall
+
+	// listenerTimeout is the hosts' listener deadline as the case writes
+	// it; 0 for the hosts' default.
+	listenerTimeout time.Duration
 }
 
 // confCall is one call of a case and what must come of it.
@@ -119,6 +129,7 @@ func TestConformance(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own engine and hosts
 			for _, lang := range confLanguages {
 				t.Run(lang.name, func(t *testing.T) { c.run(t, lang.name) })
 			}
@@ -190,7 +201,7 @@ func (c *confCase) parseCalls(script []byte) error {
 			return fmt.Errorf("calls:%d: %s", line, fmt.Sprintf(format, a...))
 		}
 		switch verb {
-		case "approve", "bare", "skip", "skip.js", "skip.lua":
+		case "approve", "bare", "listener-timeout", "skip", "skip.js", "skip.lua":
 			if cur != nil {
 				return bad("%s must come before the first call", verb)
 			}
@@ -270,6 +281,12 @@ func (c *confCase) setup(verb, rest string) error {
 	switch verb {
 	case "bare":
 		c.bare = true
+	case "listener-timeout":
+		d, err := time.ParseDuration(rest)
+		if err != nil || d <= 0 || d%time.Millisecond != 0 {
+			return errors.New("usage: listener-timeout DURATION (a positive whole number of milliseconds)")
+		}
+		c.listenerTimeout = d
 	case "approve":
 		tool, outcome, ok := strings.Cut(rest, " ")
 		if !ok {
@@ -294,7 +311,13 @@ func (c *confCase) run(t *testing.T, lang string) {
 	}
 	root := t.TempDir()
 	plugin := ""
+	b := newBudgets(testtime.Scale())
+	var listenerTimeout time.Duration // the hosts' default
+	if c.listenerTimeout > 0 {
+		listenerTimeout = time.Duration(b.add(c.listenerTimeout.Milliseconds())) * time.Millisecond
+	}
 	for rel, text := range c.files[lang] {
+		text = b.source(text)
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
@@ -325,8 +348,8 @@ func (c *confCase) run(t *testing.T, lang string) {
 	loader := &scripting.Loader{
 		Service: svc,
 		Hosts: []scripting.Host{
-			&js.Host{ListenerTimeout: confListenerTimeout, Grace: confGrace, Modules: mods},
-			&lua.Host{ListenerTimeout: confListenerTimeout, Grace: confGrace, Modules: mods},
+			&js.Host{ListenerTimeout: listenerTimeout, Grace: testtime.D(confGrace), Modules: mods},
+			&lua.Host{ListenerTimeout: listenerTimeout, Grace: testtime.D(confGrace), Modules: mods},
 		},
 		Agents:      agents.Agent,
 		LoadTimeout: 2 * time.Second,
@@ -354,7 +377,7 @@ func (c *confCase) run(t *testing.T, lang string) {
 		if !ok {
 			want = call.want[""]
 		}
-		want = strings.ReplaceAll(want, "$PLUGIN", plugin)
+		want = b.text(strings.ReplaceAll(want, "$PLUGIN", plugin))
 		if g := confUUID.ReplaceAllString(got, `"<uuid>"`); g != want {
 			t.Errorf("%s: call %s %s\ngot  %s\nwant %s", where, call.tool, call.args, g, want)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
 	"github.com/dsh-go/dsh/scripting/js"
@@ -567,7 +568,8 @@ func TestTheShellExample(t *testing.T) {
 		exWant(t, "text", exText(t, e.call(t, "shell", args)), "inner.txt\n[exit status 0]")
 	})
 	t.Run("a timeout kills the command and keeps its output", func(t *testing.T) {
-		args := `{"command":"echo started; sleep 10","timeoutMs":300}`
+		ms := testtime.Ms(300) // time for sh to start and echo
+		args := fmt.Sprintf(`{"command":"echo started; sleep 10","timeoutMs":%d}`, ms)
 		r := e.call(t, "shell", args)
 		v, _ := r.Value.(*dsl.Object)
 		timedOut, _ := v.Get("timedOut")
@@ -576,7 +578,7 @@ func TestTheShellExample(t *testing.T) {
 		if timedOut != true || exitCode != nil || signal == nil {
 			t.Errorf("value %s: want timedOut, no exit code, a signal", exMarshal(t, r.Value))
 		}
-		exWant(t, "text", exText(t, r), "started\n[timed out after 300ms]")
+		exWant(t, "text", exText(t, r), fmt.Sprintf("started\n[timed out after %dms]", ms))
 		exWant(t, "result card", e.resultCard(t, "shell", args, r), `{"card":"terminal","output":"started\n","signal":`+exQuote(fmt.Sprint(signal))+`}`)
 	})
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/dsh-go/dsh/internal/testtime"
 )
 
 // TestHostilePrograms runs testdata/programs/*.txtar, the hostile-program
@@ -29,8 +31,11 @@ import (
 // in-process or process), each one invocation of a built dsh binary:
 //
 //	dsh --executor ptc --ptc-lang LANG [--ptc-isolation MODE] --approve allow
-//	    --ptc-compute-ms 500 --ptc-wall-ms 2000 --log events.jsonl FLAGS...
-//	    run calls.json --json
+//	    --log events.jsonl FLAGS... run calls.json --json
+//
+// with dsh's default budgets (a minute of compute time), so that
+// no case races a budget it is not about; a case about one sets it with
+// flags.
 //
 // whose calls are the case's program (call id "hostile"), its next program
 // if it has one ("next"), then "return 1+1" ("healthy"), which must return
@@ -77,6 +82,11 @@ import (
 //	                   passes, logging that the bug did not show
 //	pending REASON     the same as known, for a feature dsh does not have
 //	                   yet
+//
+// The budgets of a case's flags (--ptc-compute-ms, --ptc-wall-ms) and its
+// within bound are scaled by the tests' time scale (internal/testtime), and
+// so is each "Nms" of a want, then, logs, event or no-event line whose N is
+// one of those budgets (see budgets).
 //
 // Every directive takes qualifiers that restrict it to a language or a
 // mode, or both: want.lua, flags.process, known.ts.in-process. Of several
@@ -346,16 +356,19 @@ func (c *programCase) run(t *testing.T, bin string, tools []byte, lang, mode str
 	if isolation {
 		args = append(args, "--ptc-isolation", mode)
 	}
-	args = append(args, "--approve", "allow", "--ptc-compute-ms", "500", "--ptc-wall-ms", "2000", "--log", "events.jsonl")
+	args = append(args, "--approve", "allow", "--log", "events.jsonl")
 	for _, d := range c.all("flags", lang, mode) {
 		args = append(args, strings.Fields(d.rest)...)
 	}
 	args = append(args, "run", "calls.json", "--json")
+	bud := newBudgets(testtime.ScaleWithoutRace()) // the dsh binary's budgets
+	args = bud.flags(args)
 
 	within := 10 * time.Second
 	if d, ok := c.one("within", lang, mode); ok {
 		within, _ = time.ParseDuration(d.rest)
 	}
+	within = bud.d(within)
 	var rssMiB int64 = 512
 	if d, ok := c.one("rss-below", lang, mode); ok {
 		rssMiB, _ = strconv.ParseInt(d.rest, 10, 64)
@@ -380,9 +393,9 @@ func (c *programCase) run(t *testing.T, bin string, tools []byte, lang, mode str
 		fail("dsh processes outlived their parent: %v", pids)
 	}
 	if r.signal == 0 && r.exit == 0 {
-		c.checkResults(r, lang, mode, fail)
+		c.checkResults(r, bud, lang, mode, fail)
 	}
-	c.checkWorkspace(dir, lang, mode, fail)
+	c.checkWorkspace(dir, bud, lang, mode, fail)
 
 	var marker directive
 	marked := false
@@ -404,8 +417,9 @@ func (c *programCase) run(t *testing.T, bin string, tools []byte, lang, mode str
 	}
 }
 
-// checkResults checks the calls' results against want, then and logs.
-func (c *programCase) checkResults(r *dshRun, lang, mode string, fail func(string, ...any)) {
+// checkResults checks the calls' results against want, then and logs, with
+// the case's budgets scaled in them.
+func (c *programCase) checkResults(r *dshRun, b *budgets, lang, mode string, fail func(string, ...any)) {
 	results, err := readBatch([]byte(r.stdout))
 	if err != nil {
 		fail("reading the batch result: %v\n%s", err, r.report())
@@ -417,7 +431,7 @@ func (c *programCase) checkResults(r *dshRun, lang, mode string, fail func(strin
 			fail("no result for call %s\n%s", id, r.report())
 			return
 		}
-		kind, rx, _ := parseOutcome(d.rest)
+		kind, rx, _ := parseOutcome(b.text(d.rest))
 		got, text, logs := res.outcome()
 		switch {
 		case got != kind:
@@ -429,8 +443,8 @@ func (c *programCase) checkResults(r *dshRun, lang, mode string, fail func(strin
 			return
 		}
 		for _, l := range c.all("logs", lang, mode) {
-			if !regexp.MustCompile(l.rest).MatchString(logs) {
-				fail("call %s (line %d): logs %q, want them matching %q", id, l.line, clip(logs), l.rest)
+			if rx := regexp.MustCompile(b.text(l.rest)); !rx.MatchString(logs) {
+				fail("call %s (line %d): logs %q, want them matching %q", id, l.line, clip(logs), rx)
 			}
 		}
 	}
@@ -473,8 +487,9 @@ func (r callResult) outcome() (kind, text, logs string) {
 
 var failureMessage = regexp.MustCompile(`(?s)^code run failed \(([a-z-]+)\): (.*)$`)
 
-// checkWorkspace checks no-file, event and no-event.
-func (c *programCase) checkWorkspace(dir, lang, mode string, fail func(string, ...any)) {
+// checkWorkspace checks no-file, event and no-event, with the case's
+// budgets scaled in them.
+func (c *programCase) checkWorkspace(dir string, b *budgets, lang, mode string, fail func(string, ...any)) {
 	for _, d := range c.all("no-file", lang, mode) {
 		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(d.rest))); err == nil {
 			fail("line %d: the file %s exists", d.line, d.rest)
@@ -497,13 +512,13 @@ func (c *programCase) checkWorkspace(dir, lang, mode string, fail func(string, .
 		return ""
 	}
 	for _, d := range c.all("event", lang, mode) {
-		if matches(regexp.MustCompile(d.rest)) == "" {
-			fail("line %d: no event matches %q in:\n%s", d.line, d.rest, clip(string(events)))
+		if rx := regexp.MustCompile(b.text(d.rest)); matches(rx) == "" {
+			fail("line %d: no event matches %q in:\n%s", d.line, rx, clip(string(events)))
 		}
 	}
 	for _, d := range c.all("no-event", lang, mode) {
-		if l := matches(regexp.MustCompile(d.rest)); l != "" {
-			fail("line %d: an event matches %q: %s", d.line, d.rest, clip(l))
+		if rx := regexp.MustCompile(b.text(d.rest)); matches(rx) != "" {
+			fail("line %d: an event matches %q: %s", d.line, rx, clip(matches(rx)))
 		}
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/dsh-go/dsh/internal/testtime"
 )
 
 // TestHostilePlugins runs testdata/hostile/*.txtar: each case is a scripts
@@ -40,6 +42,11 @@ import (
 //
 // Lines starting with # are comments. With "args: run ...", --json is added
 // and the results are read by call id.
+//
+// The budgets in a case (the timeoutMs of its tools, its --ptc-compute-ms and
+// --ptc-wall-ms) and its within bound are scaled by the tests' time scale
+// (internal/testtime), and so is each "Nms" of an expectation whose N is one
+// of those budgets (see budgets).
 func TestHostilePlugins(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "hostile", "*.txtar"))
 	if err != nil {
@@ -123,6 +130,15 @@ func readHostileCase(file string) (*hostileCase, error) {
 		return nil, err
 	}
 	c := &hostileCase{archive: a, args: []string{"run", "calls.json"}, within: 30 * time.Second}
+	b := newBudgets(testtime.ScaleWithoutRace()) // the dsh binary's budgets
+	for i, f := range a.Files {
+		a.Files[i].Data = []byte(b.source(string(f.Data)))
+	}
+	for _, line := range strings.Split(string(a.Comment), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "flags:"); ok {
+			b.flags(strings.Fields(rest)) // before the expectations that show them
+		}
+	}
 	sc := bufio.NewScanner(bytes.NewReader(a.Comment))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -137,7 +153,7 @@ func readHostileCase(file string) (*hostileCase, error) {
 		case "args":
 			c.args = strings.Fields(rest)
 		case "flags":
-			c.flags = strings.Fields(rest)
+			c.flags = b.flags(strings.Fields(rest))
 		case "exit":
 			if c.exit, err = strconv.Atoi(rest); err != nil {
 				return nil, bad(err)
@@ -154,13 +170,13 @@ func readHostileCase(file string) (*hostileCase, error) {
 			c.calls = append(c.calls, callExpect{id: rest, ok: true})
 		case "fails":
 			id, re, _ := strings.Cut(rest, " ")
-			rx, err := regexp.Compile(strings.TrimSpace(re))
+			rx, err := regexp.Compile(b.text(strings.TrimSpace(re)))
 			if err != nil {
 				return nil, bad(err)
 			}
 			c.calls = append(c.calls, callExpect{id: id, message: rx})
 		case "stdout", "stderr", "no-stderr":
-			rx, err := regexp.Compile(rest)
+			rx, err := regexp.Compile(b.text(rest))
 			if err != nil {
 				return nil, bad(err)
 			}
@@ -178,6 +194,7 @@ func readHostileCase(file string) (*hostileCase, error) {
 			return nil, fmt.Errorf("%s:%d: unknown directive %q", file, n, key)
 		}
 	}
+	c.within = b.d(c.within)
 	return c, nil
 }
 

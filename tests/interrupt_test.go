@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/dsh-go/dsh/internal/testtime"
 )
 
 // cmdInterrupt implements "interrupt WITHIN FILE CODE PROG [ARGS...]": it
 // starts PROG, waits (at most a minute) until FILE exists, sends PROG an
 // interrupt (SIGINT, as Ctrl-C does), and requires it to exit with status
-// CODE within WITHIN of the signal. PROG's output is the command's.
+// CODE within WITHIN of the signal, scaled by the tests' time scale
+// (internal/testtime). PROG's output is the command's.
 func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! interrupt")
@@ -26,6 +29,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("interrupt: bad duration %q", args[0])
 	}
+	within = testtime.D(within)
 	want, err := strconv.Atoi(args[2])
 	if err != nil {
 		ts.Fatalf("interrupt: bad exit status %q", args[2])
@@ -35,7 +39,7 @@ func cmdInterrupt(ts *testscript.TestScript, neg bool, args []string) {
 	cmd := exec.Command(prog, args[4:]...)
 	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = []string{"PWD=" + cmd.Dir}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "NO_COLOR", "EXAMPLES", "PLUGINS", "DEMO", "DEMOPLUGINS"} {
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "WORK", "NO_COLOR", "GORACE", "EXAMPLES", "PLUGINS", "DEMO", "DEMOPLUGINS"} {
 		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
 	}
 	var stdout, stderr bytes.Buffer

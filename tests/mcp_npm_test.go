@@ -211,7 +211,7 @@ func newNpmFS(t *testing.T, dsh, node, server, policy string) *npmFS {
 		}
 	}
 	command := strings.Join([]string{shellQuote(node), shellQuote(server), shellQuote(fs.dir)}, " ")
-	fs.flags = []string{"--scripts", fs.scripts, "--approve", "allow", "--mcp", "fs=" + command}
+	fs.flags = []string{"--scripts", fs.scripts, "--mcp", "fs=" + command}
 	return fs
 }
 
@@ -265,7 +265,7 @@ func (r npmResult) String() string {
 // call runs `dsh --json call name args` and returns the call's result.
 func (fs *npmFS) call(t *testing.T, name, args string) npmResult {
 	t.Helper()
-	return fs.result(t, fs.run(t, "--json", "call", name, args))
+	return fs.result(t, fs.run(t, "--approve", "allow", "--json", "call", name, args))
 }
 
 // result decodes the one result of a --json batch.
@@ -307,7 +307,7 @@ func (fs *npmFS) ptc(t *testing.T, file string) (value struct {
 	if err := os.WriteFile(prog, []byte(code), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := fs.result(t, fs.run(t, "--json", "ptc", prog))
+	res := fs.result(t, fs.run(t, "--approve", "allow", "--json", "ptc", prog))
 	if res.IsError {
 		t.Fatalf("run_code failed: %v", res)
 	}

@@ -1,7 +1,7 @@
 package tests
 
-// The run_code conformance cases (testdata/ptc/*.txtar): the behaviours of
-// ../shared/spec/ptc.md §6 through the whole pipeline, as one table for
+// The run_code conformance cases (testdata/ptc/*.txtar): the numbered
+// behaviours of the run_code spec (§6) through the whole pipeline, as one table for
 // every program language. Each case loads its plugins (tools and policies,
 // in JavaScript, with the real host, through the loader) into a fresh
 // engine, gives the agents the PTC executor (ptc.NewExecutor) over the
@@ -35,8 +35,8 @@ package tests
 //	                       without any, the case is "executor ptc main".
 //	parent CHILD PARENT    declares an agent's parent
 //	max-parallel N         the executor's maxParallelSubCalls
-//	compute-ms N           the runtime's budgets (ptc.md §3.2); the defaults
-//	wall-ms N              of §7 otherwise
+//	compute-ms N           the runtime's budgets; dsh's defaults
+//	wall-ms N              otherwise
 //	max-output N
 //	skip REASON            skip the case: the implementation deviates from
 //	                       the spec (REASON says how; the case keeps the
@@ -138,6 +138,10 @@ package tests
 //	102          process isolation: not available yet (issue 16); the
 //	             in-process memory guard (huge Lua tables): the table has no
 //	             memory setup, so scripting/lua/program_test.go covers it
+//
+// The budgets of compute-ms and wall-ms, and the delay of -cancel-after,
+// are scaled by the tests' time scale (internal/testtime), and so is each
+// "Nms" of a want or contains whose N is one of those budgets (see budgets).
 
 import (
 	"bufio"
@@ -159,6 +163,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/ptc/process"
 	"github.com/dsh-go/dsh/scripting"
@@ -209,6 +214,7 @@ type ptcCase struct {
 	parents   [][2]string
 	budgets   ptc.Budgets
 	parallel  int
+	scaled    *budgets          // compute-ms and wall-ms, as written and scaled
 	skip      map[string]string // language ("" for both) → why
 	// skipProcess says why the case does not run under process isolation
 	// (a "skip-process" line); "" runs it there too.
@@ -263,6 +269,7 @@ func TestPTCConformance(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case has its own engine and runtimes
 			for _, lang := range ptcLanguages {
 				t.Run(lang.name, func(t *testing.T) {
 					t.Run("in-process", func(t *testing.T) {
@@ -298,6 +305,7 @@ func readPTCCase(file string) (*ptcCase, error) {
 		plugins:  map[string]string{},
 		programs: map[string]map[string]string{},
 		budgets:  ptc.DefaultBudgets(),
+		scaled:   newBudgets(testtime.Scale()),
 		skip:     map[string]string{},
 	}
 	var script []byte
@@ -417,6 +425,14 @@ func (c *ptcCase) setup(verb, lang, rest string) error {
 		}
 		return n, nil
 	}
+	// budget reads a budget in whole milliseconds, scaled.
+	budget := func() (float64, error) {
+		n, err := strconv.ParseInt(rest, 10, 64)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("usage: %s N (a positive whole number of milliseconds)", verb)
+		}
+		return float64(c.scaled.add(n)), nil
+	}
 	var err error
 	switch verb {
 	case "executor":
@@ -443,9 +459,9 @@ func (c *ptcCase) setup(verb, lang, rest string) error {
 		n, err = number()
 		c.parallel = int(n)
 	case "compute-ms":
-		c.budgets.ComputeMs, err = number()
+		c.budgets.ComputeMs, err = budget()
 	case "wall-ms":
-		c.budgets.MaxWallMs, err = number()
+		c.budgets.MaxWallMs, err = budget()
 	case "max-output":
 		c.budgets.MaxOutputBytes, err = number()
 	case "skip":
@@ -517,7 +533,7 @@ func parseStep(verb, rest string) (*ptcStep, error) {
 				if err != nil {
 					return nil, err
 				}
-				s.cancelAfter = d
+				s.cancelAfter = testtime.D(d)
 			}
 		}
 	}
@@ -738,13 +754,13 @@ func (c *ptcCase) checkCall(t *testing.T, env *ptcEnv, where, lang string, s *pt
 		switch e.verb {
 		case "want":
 			checked = true
-			if got != e.arg {
-				t.Errorf("%s: %s\ngot  %s\nwant %s", where, s.what(), got, e.arg)
+			if want := c.scaled.text(e.arg); got != want {
+				t.Errorf("%s: %s\ngot  %s\nwant %s", where, s.what(), got, want)
 			}
 		case "contains":
 			checked = true
-			if !strings.Contains(got, e.arg) {
-				t.Errorf("%s: %s\ngot      %s\nlacks    %s", where, s.what(), got, e.arg)
+			if want := c.scaled.text(e.arg); !strings.Contains(got, want) {
+				t.Errorf("%s: %s\ngot      %s\nlacks    %s", where, s.what(), got, want)
 			}
 		case "trace":
 			if w := strings.Fields(e.arg); !slices.Equal(stages, w) {

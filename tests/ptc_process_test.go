@@ -22,6 +22,7 @@ func TestProcessRuntimeConformance(t *testing.T) {
 		programs ptctest.Programs
 	}{{ptc.TypeScript, ptctest.TypeScript}, {ptc.Lua, ptctest.Lua}} {
 		t.Run(string(c.lang), func(t *testing.T) {
+			t.Parallel() // each language has its own runtimes and children
 			ptctest.TestRuntime(t, func(t *testing.T, b ptc.Budgets) ptc.Runtime {
 				rt, err := process.NewRuntime(process.Options{Language: c.lang, Budgets: b, Path: bin, Pool: 1})
 				if err != nil {

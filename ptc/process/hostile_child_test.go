@@ -109,6 +109,11 @@ func runHostileChild(scenario string) int {
 				send(&message{T: msgLog, Entry: strings.Repeat("L", 30)})
 			}
 			send(&message{T: msgDone, Value: "fine", HasValue: true})
+		case "cut-output-limit":
+			// An output limit reported with its message cut, as a child
+			// that charged the message against the cap would.
+			send(&message{T: msgLog, Entry: "abc"})
+			send(&message{T: msgDone, Kind: "output-limit", Message: "ou"})
 		case "log-then-exit":
 			send(&message{T: msgLog, Entry: "last words"})
 			return 3

@@ -137,6 +137,10 @@ func (r *run) finish(m *message) (ptc.Result, error) {
 	if m.Kind != "" {
 		res = ptc.Result{Err: &ptc.Failure{Kind: ptc.Kind(m.Kind), Message: m.Message}}
 		switch res.Err.Kind {
+		case ptc.KindOutputLimit:
+			// Its message is this side's, whole: the ledger gives it the
+			// logs that fit beside it, whatever the child wrote.
+			res.Err = ptc.OutputLimitFailure(r.ledger.Cap())
 		case ptc.KindTimeout, ptc.KindAbort, ptc.KindWorkerExit:
 			reusable = false // never reused after a timeout, an abort or a crash
 		}

@@ -74,7 +74,7 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Runtime runs programs in child processes (ptc.md §0.4): each run goes to
+// Runtime runs programs in child processes: each run goes to
 // a child dsh process, one run at a time each, over a framed JSON protocol
 // on its standard input and output; its binding calls travel back and run
 // here, through whatever the bindings do (the PTC executor: the full

@@ -3,8 +3,10 @@ package process
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -119,6 +121,35 @@ func TestAChildsLogsAreChargedToTheParentsLedger(t *testing.T) {
 	w := want.Limit()
 	if res.Err == nil || *res.Err != *w.Err || strings.Join(res.Logs, "|") != strings.Join(w.Logs, "|") {
 		t.Fatalf("got %+v %+v, want %+v %+v", res, res.Err, w, w.Err)
+	}
+}
+
+func TestAChildsOutputLimitHasTheWholeMessage(t *testing.T) {
+	// The child logs abc, then reports the output limit with its message
+	// cut to "ou": this side's ledger gives the whole message, which is
+	// not charged against the cap, and the logs that fit beside it.
+	for _, tt := range []struct {
+		name string
+		cap  float64
+		logs []string
+	}{
+		{"at cap 6 the message is whole and no log is kept", 6, []string{}},
+		{"at cap 10 the message is whole and no log is kept", 10, []string{}},
+		{"at cap 300 the log is kept beside the whole message", 300, []string{"abc"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := ptc.DefaultBudgets()
+			b.MaxOutputBytes = tt.cap
+			rt := newHostile(t, "cut-output-limit", b)
+			res, err := rt.Run(context.Background(), ptc.Request{Program: "p"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ptc.Failure{Kind: ptc.KindOutputLimit, Message: fmt.Sprintf("outer output exceeded %d bytes", int(tt.cap))}
+			if res.Err == nil || *res.Err != want || res.HasValue || !slices.Equal(res.Logs, tt.logs) {
+				t.Fatalf("got logs %q, failure %+v, value %v; want logs %q, failure %+v", res.Logs, res.Err, res.HasValue, tt.logs, want)
+			}
+		})
 	}
 }
 

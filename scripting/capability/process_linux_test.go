@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting/capability"
 )
 
@@ -104,7 +105,7 @@ func TestRunLeavesNoDescendant(t *testing.T) {
 			`(setsid sh -c "sleep 60 & sleep 60 & exit 0" &); sleep 0.2; echo started`, ``,
 			`{"stdout":"started\n","stderr":"","exitCode":0,`},
 		{"a child that called setsid, after a timeout",
-			`setsid sh -c "sleep 60" & echo started; sleep 60`, `,"timeoutMs":300`,
+			`setsid sh -c "sleep 60" & echo started; sleep 60`, `,"timeoutMs":` + strconv.FormatInt(testtime.Ms(300), 10),
 			`{"stdout":"started\n","stderr":"","exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true,`},
 		{"a daemon that replaced its environment's other variables",
 			`setsid env -u PATH -u HOME sleep 60 & echo started`, ``,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting/capability"
 )
 
@@ -130,10 +131,13 @@ func waitDead(t *testing.T, pid int) {
 }
 
 func TestRunStopsItsProcessGroup(t *testing.T) {
-	f := newFixture(t, capability.Config{KillGrace: 200 * time.Millisecond})
+	f := newFixture(t, capability.Config{KillGrace: testtime.D(200 * time.Millisecond)})
+	// The timeout is what these cases are about, and the program must have
+	// started and printed before it: scaled (internal/testtime).
+	timeout := `{"timeoutMs":` + strconv.FormatInt(testtime.Ms(100), 10) + `}`
 	t.Run("a timeout resolves with timedOut and the output so far", func(t *testing.T) {
 		start := time.Now()
-		got := f.ok(t, "process", "run", `[["sh","-c","echo started; exec sleep 30"],{"timeoutMs":100}]`)
+		got := f.ok(t, "process", "run", `[["sh","-c","echo started; exec sleep 30"],`+timeout+`]`)
 		want := `{"stdout":"started\n","stderr":"","exitCode":null,"signal":"SIGTERM","truncated":false,"timedOut":true,"stdoutBytes":8,"stderrBytes":0}`
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
@@ -143,7 +147,7 @@ func TestRunStopsItsProcessGroup(t *testing.T) {
 		}
 	})
 	t.Run("a program that ignores TERM is killed after the grace", func(t *testing.T) {
-		got := f.ok(t, "process", "run", `[["sh","-c","trap '' TERM; echo ready; sleep 30; echo late"],{"timeoutMs":100}]`)
+		got := f.ok(t, "process", "run", `[["sh","-c","trap '' TERM; echo ready; sleep 30; echo late"],`+timeout+`]`)
 		want := `{"stdout":"ready\n","stderr":"","exitCode":null,"signal":"SIGKILL","truncated":false,"timedOut":true,"stdoutBytes":6,"stderrBytes":0}`
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)

@@ -1,6 +1,6 @@
 package js_test
 
-// Every export of the dsh module (shared/spec/scripting.md) exercised from a
+// Every export of the dsh module (docs/plugins.md) exercised from a
 // script, with exact results.
 
 import (
@@ -158,19 +158,19 @@ defineTool({ name: "x", description: "", parameters: {}, output: { schema: { typ
 		{"a parameter object without additionalProperties", `const { defineTool } = require("dsh");
 defineTool({ name: "x", description: "", parameters: { cfg: { type: "object" } },
   output: { schema: { type: "string" }, render: () => [] }, async execute() { return "" } });
-`, `p.js:2:1: unsupported JSON schema: parameters.cfg.additionalProperties must be explicitly true or false`},
+`, `p.js:2:1: tool "x": parameters: unsupported JSON schema: parameters.cfg.additionalProperties must be explicitly true or false`},
 		{"an output spec with an unknown type", `const { defineTool } = require("dsh");
 defineTool({ name: "x", description: "", parameters: {},
   output: { schema: { type: "tuple" }, render: () => [] }, async execute() { return "" } });
-`, `p.js:2:1: unsupported JSON schema: schema.type must be string/number/integer/boolean/null/array/object/json, or use oneOf`},
+`, `p.js:2:1: tool "x": output.schema: unsupported JSON schema: schema.type must be string/number/integer/boolean/null/array/object/json, or use oneOf`},
 		{"a required that is not true", `const { defineTool } = require("dsh");
 defineTool({ name: "x", description: "", parameters: { a: { type: "string", required: false } },
   output: { schema: { type: "string" }, render: () => [] }, async execute() { return "" } });
-`, `p.js:2:1: unsupported JSON schema: parameters.a.required must be true when present`},
+`, `p.js:2:1: tool "x": parameters: unsupported JSON schema: parameters.a.required must be true when present`},
 		{"a const outside its enum (raw assertion)", `const { defineTool } = require("dsh");
 defineTool({ name: "x", description: "", parameters: {},
   output: { schema: { type: "string", enum: ["a"], const: "b" }, render: () => [] }, async execute() { return "" } });
-`, `p.js:2:1: unsupported JSON schema: schema.const must be one of schema.enum when both are declared`},
+`, `p.js:2:1: tool "x": output.schema: unsupported JSON schema: schema.const must be one of schema.enum when both are declared`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -198,7 +198,7 @@ tools.register(defineTool({ name: "caught", description: "", parameters: {},
   output: { schema: { type: "json" }, render: () => [] }, async execute() { return { caught, timeout }; } }));
 `})
 		apiNoDiags(t, e)
-		hosttest.Want(t, e.apiValue(t, "caught", nil), `{"caught":{"name":"JsonSchemaError","code":"UNSUPPORTED_SCHEMA","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"name":"Error","isError":true,"message":"defineTool(x): timeoutMs must be a positive finite number"}}`)
+		hosttest.Want(t, e.apiValue(t, "caught", nil), `{"caught":{"name":"JsonSchemaError","code":"UNSUPPORTED_SCHEMA","message":"tool \"x\": parameters: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"name":"Error","isError":true,"message":"defineTool(x): timeoutMs must be a positive finite number"}}`)
 	})
 }
 
@@ -1000,7 +1000,7 @@ tools.register({ name: "unlate", description: "", parameters: { type: "object" }
   async execute() { disposeLate(); return tools.get("late") === undefined; } });
 `})
 	apiNoDiags(t, e)
-	hosttest.Want(t, e.apiValue(t, "refusals", nil), `{"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","timeout":"tool \"x\" timeoutMs must be a positive finite number","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","late":true}`)
+	hosttest.Want(t, e.apiValue(t, "refusals", nil), `{"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"tool \"x\": output.schema: unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","timeout":"tool \"x\" timeoutMs must be a positive finite number","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","late":true}`)
 	t.Run("a registration made by a body takes effect at once", func(t *testing.T) {
 		hosttest.Want(t, e.call(t, "late", nil), `{"isError":false,"value":"x","content":[{"type":"text","text":"x"}]}`)
 		hosttest.Want(t, e.apiValue(t, "unlate", nil), `true`)

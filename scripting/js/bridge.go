@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"weak"
 
 	"github.com/dop251/goja"
 
@@ -59,25 +61,29 @@ func (st *callState) done() {
 //
 // A tool body (timeout 0 and body set) runs under the caller's ctx: when it
 // is cancelled the script's signal aborts and, after the grace period, the
-// script is interrupted. Every other callback (listeners, guards, renderers…)
-// runs to completion whatever the caller does, as the pipeline awaits a slow
-// listener: the caller's cancellation only aborts the script's signal, and
-// the callback's own deadline (timeout, from when the script starts)
-// interrupts it.
+// script is interrupted if it runs on, or, if it waits, awaited while the
+// call's caller waits for it and left behind past its deadline or once the
+// caller gave up (see eventloop's Deadlines). Every other callback
+// (listeners, guards, renderers…) runs to completion whatever the caller
+// does, as the pipeline awaits a slow listener: the caller's cancellation
+// only aborts the script's signal, and the callback's own deadline
+// (timeout, from when the script starts) ends it the same way.
 func (pl *pool) invoke(key int, ctx context.Context, what string, timeout time.Duration,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
-	return pl.invokeMode(key, ctx, what, timeout, false, run, convert)
+	return pl.invokeMode(key, ctx, nil, what, timeout, false, run, convert)
 }
 
-// invokeBody is invoke for tool bodies.
-func (pl *pool) invokeBody(key int, ctx context.Context, what string,
+// invokeBody is invoke for tool bodies; giveUp is the ctx of the call's
+// caller (engine.Run.Caller): past the grace after ctx's abort, a script
+// that waits is awaited only while giveUp is live (eventloop.RunForCaller).
+func (pl *pool) invokeBody(key int, ctx, giveUp context.Context, what string,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
-	return pl.invokeMode(key, ctx, what, 0, true, run, convert)
+	return pl.invokeMode(key, ctx, giveUp, what, 0, true, run, convert)
 }
 
-func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout time.Duration, body bool,
+func (pl *pool) invokeMode(key int, caller, giveUp context.Context, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (any, error) {
 	if !pl.plugin.Acquire() {
@@ -94,9 +100,9 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 	// call before it was stuck in Go code and interrupted) goes to a fresh
 	// instance.
 	for attempt := 1; ; attempt++ {
-		v, started, err := pl.runOnce(ctx, caller, cancel, key, what, timeout, body, run, convert)
+		v, started, err := pl.runOnce(ctx, caller, giveUp, cancel, key, what, timeout, body, run, convert)
 		if started || ctx.Err() != nil || !errors.Is(err, eventloop.ErrInterrupted) && !errors.Is(err, eventloop.ErrClosed) {
-			return v, err
+			return v, stopped(err)
 		}
 		if attempt == 3 {
 			return nil, fmt.Errorf("%s: the plugin's JavaScript instance was interrupted before the call started", what)
@@ -106,7 +112,7 @@ func (pl *pool) invokeMode(key int, caller context.Context, what string, timeout
 
 // runOnce is one attempt of invokeMode, on the instance the pool gives;
 // started reports whether the script began.
-func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseFunc,
+func (pl *pool) runOnce(ctx, caller, giveUp context.Context, cancel context.CancelCauseFunc,
 	key int, what string, timeout time.Duration, body bool,
 	run func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error),
 	convert func(i *instance, vm *goja.Runtime, v goja.Value) (any, error)) (_ any, started bool, _ error) {
@@ -131,7 +137,7 @@ func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseF
 	var v any
 	if body {
 		// A body's ctx is its caller's: its end cancels the script.
-		v, err = inst.loop.Run(ctx, job, st.abortSignals, done)
+		v, err = inst.loop.RunForCaller(ctx, giveUp, job, st.abortSignals, done)
 	} else {
 		// The deadline (if any) counts from when the script starts; ctx
 		// ends only through it, or once the call is over.
@@ -152,11 +158,23 @@ func (pl *pool) runOnce(ctx, caller context.Context, cancel context.CancelCauseF
 		if cause := context.Cause(ctx); errors.As(cause, &to) {
 			return nil, st.began.Load(), to
 		}
-		if cause := context.Cause(ctx); cause != nil {
-			return nil, st.began.Load(), fmt.Errorf("%s was interrupted: %w", what, cause)
-		}
 	}
 	return v, st.began.Load(), err
+}
+
+// stopped is the error a call fails with when its instance's loop stopped
+// it: it ran on past its grace after its signal aborted (its deadline, its
+// caller's cancellation), its interpreter was interrupted or broken for
+// another call, or the plugin was closed meanwhile. The loop's own messages
+// ("eventloop: script interrupted"…) are the host's business, logged when
+// the loop breaks; the call fails as aborted (engine.ErrAborted), which the
+// timeout policy reports as its timeout when its deadline caused it. Other
+// errors are returned as they are.
+func stopped(err error) error {
+	if errors.Is(err, eventloop.ErrInterrupted) || errors.Is(err, eventloop.ErrBroken) || errors.Is(err, eventloop.ErrClosed) {
+		return engine.ErrAborted()
+	}
+	return err
 }
 
 // abortSignals aborts the signals the call's script made (on the loop).
@@ -193,19 +211,106 @@ func (st *callState) unwatchCaller() {
 }
 
 // thrown converts a script's exception into a Go error: a coded error keeps
-// its name and code, so the failure's info carries them.
+// its name and code, so the failure's info carries them. A script error
+// comes back as a *hostapi.Raised that says where it was raised (the first
+// frame in the plugin's code, at its original position), and whether the
+// interpreter raised it: an uncoded error of one of the language's own types
+// (TypeError, ReferenceError…), which the diagnostics also name. A policy's
+// failure that came back through the script (see rethrow) is itself again.
 func (i *instance) thrown(vm *goja.Runtime, err error) error {
 	var je *eventloop.JSError
 	if !errors.As(err, &je) {
 		return err
 	}
+	if pe, ok := je.Value.(*hostapi.PolicyError); ok {
+		return pe
+	}
 	if je.Stack != "" {
 		i.pool.log.Debug("script error", "error", je.Error(), "stack", tsbuild.MapStack(je.Stack, i.outputs...))
 	}
+	r := &hostapi.Raised{}
 	if code := thrownCode(je); code != "" && je.Name != "" {
-		return engine.NewError(je.Name, code, je.Message)
+		r.Err = engine.NewError(je.Name, code, je.Message)
+	} else {
+		r.Err = errors.New(je.Message)
+		if languageError(je.Name) {
+			r.Fault, r.Text = true, je.Name+": "+je.Message
+		}
 	}
-	return errors.New(je.Message)
+	r.File, r.Line, r.Col = i.scriptPosition(je.Stack)
+	return r
+}
+
+// languageError reports whether name is one of the language's own error
+// types, which the interpreter raises.
+func languageError(name string) bool {
+	switch name {
+	case "TypeError", "ReferenceError", "SyntaxError", "RangeError", "EvalError", "URIError":
+		return true
+	}
+	return false
+}
+
+// scriptPosition returns the first frame of a JSError stack that is in one
+// of the plugin's modules, at its original position (TypeScript and ES
+// modules through their source maps), or "" and zeros.
+func (i *instance) scriptPosition(stack string) (file string, line, col int) {
+	for _, ln := range strings.Split(stack, "\n") {
+		f, l, c := stackPosition(ln)
+		if f == "" {
+			continue
+		}
+		for _, out := range i.outputs {
+			if out == nil || out.Path != f {
+				continue
+			}
+			if l == 1 {
+				c -= len(moduleHead)
+			}
+			if _, ol, oc, ok := out.Original(l, c); ok {
+				return f, ol, oc
+			}
+			return f, l, c
+		}
+	}
+	return "", 0, 0
+}
+
+// rethrow is the script error next() rejects with when the rest of a chain
+// failed with err: a policy's failure stays itself when it comes back
+// through this listener (see thrown), so it is reported once, where it was
+// raised, and keeps its info. Other errors reject as a plain Error.
+func (i *instance) rethrow(vm *goja.Runtime, err error) error {
+	var pe *hostapi.PolicyError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	ex := vm.Try(func() { throw(vm, err) })
+	if ex == nil {
+		return err
+	}
+	if o, ok := ex.Value().(*goja.Object); ok {
+		hostapi.SetWeak(i.rethrown, &i.rethrownSwept, o, pe)
+	}
+	return ex
+}
+
+// thrownValue is the loop's ThrownValue: an object rethrow made is the
+// policy's failure it stands for.
+func (i *instance) thrownValue(vm *goja.Runtime, v goja.Value) (any, bool) {
+	if o, ok := v.(*goja.Object); ok {
+		if pe := i.rethrown[weak.Make(o)]; pe != nil {
+			return pe, true
+		}
+	}
+	return thrownValue(vm, v)
+}
+
+// policyFailure is the error of a policy of the plugin (a listener, a
+// wrapper, a guard) whose call for exec failed with err: see
+// hostapi.PolicyFailure.
+func (pl *pool) policyFailure(ctx context.Context, what string, exec *engine.Execution, err error) error {
+	return hostapi.PolicyFailure(ctx, pl.log, pl.src.Rel, what, exec, err)
 }
 
 // key records a callback object under the next effect key (see hostapi.Key).

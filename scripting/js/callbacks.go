@@ -28,6 +28,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		render: fmt.Sprintf("tool %q output.render", name),
 		meta:   fmt.Sprintf("tool %q output.presentationMeta", name),
 	}
+	if d != nil {
+		def.ValidateArgs = d.params.ValidateArgs
+	}
 	def.Execute = func(ctx context.Context, args any, run *engine.Run) (any, error) {
 		if d != nil {
 			if vs := d.params.ValidateArgs(args); vs != nil {
@@ -37,7 +40,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		// The loop writes it; this goroutine reads it after an interrupt,
 		// which the loop's goroutine does not synchronize with.
 		var state atomic.Pointer[callState]
-		v, err := pl.invokeBody(key, ctx, whats.body, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+		v, err := pl.invokeBody(key, ctx, run.Caller(), whats.body, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 			state.Store(st)
 			fn, obj, err := i.callable(key, "execute")
 			if err != nil {
@@ -428,7 +431,7 @@ func (pl *pool) guardFunc(key int) engine.GuardFunc {
 			return s, nil
 		})
 		if err != nil {
-			return "", err
+			return "", pl.policyFailure(ctx, "a guard", exec, err)
 		}
 		return v.(string), nil
 	}

@@ -86,7 +86,7 @@ func (i *instance) chainSettle(post bool) func(vm *goja.Runtime, v any, err erro
 		if c.postSettle == nil {
 			c.postSettle = func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 				if err != nil {
-					return nil, err
+					return nil, i.rethrow(vm, err)
 				}
 				return i.postDecisionJS(vm, v.(engine.PostDecision))
 			}
@@ -96,7 +96,7 @@ func (i *instance) chainSettle(post bool) func(vm *goja.Runtime, v any, err erro
 	if c.preSettle == nil {
 		c.preSettle = func(vm *goja.Runtime, v any, err error) (goja.Value, error) {
 			if err != nil {
-				return nil, err
+				return nil, i.rethrow(vm, err)
 			}
 			return i.preDecisionJS(vm, v.(engine.PreDecision))
 		}

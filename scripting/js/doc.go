@@ -15,13 +15,21 @@
 // goroutine of its own, as before. A call whose context is cancelled first
 // aborts the script's AbortSignal; a script still running after the grace
 // period is interrupted, and the instance is replaced by a fresh one that
-// replays the plugin's top level before it serves another call.
+// replays the plugin's top level before it serves another call. An
+// interrupt stops the whole runtime, so it comes only for a script that
+// runs: one that waits (an await) past its grace is not interrupted. Its
+// call fails at its deadline, or, after an abort, is awaited while its
+// caller still waits for it (a nested call its wrapper aborted) and fails
+// once the caller gave up (see eventloop's Deadlines). A call stopped by an
+// interrupt, its own or another call's on the same runtime, fails as
+// engine.ErrAborted ("tool call aborted"), or as its listener deadline's
+// timeout: the loop's own messages never reach the model.
 //
 // TypeScript and ES modules are transformed to CommonJS (es2017) by esbuild
 // (scripting/js/internal/tsbuild); errors point at the original line.
 //
 // Choices where the spec is silent:
-//   - Only tool bodies are interrupted when their caller cancels (after the
+//   - Only tool bodies are stopped when their caller cancels (after the
 //     grace period); listeners, guards and renderers see their signal abort
 //     but run on, bounded by Host.ListenerTimeout from when they start, since
 //     the pipeline awaits a slow listener.
@@ -62,4 +70,14 @@
 //   - Errors the dsh module raises have name "Error" (coded ones their own
 //     name and a code); a thrown object's own name, code and message are read
 //     to keep a coded error's info.
+//   - A policy (listener, wrapper, guard) that fails logs a warning naming
+//     the plugin, and the file, line and column of the first frame in the
+//     plugin's code (TypeScript at its original position). An uncoded error
+//     of one of the language's own types (TypeError, ReferenceError,
+//     SyntaxError, RangeError, EvalError, URIError), which the interpreter
+//     raises for a bug in the plugin, reads `policy.js:12:5: TypeError: …
+//     (plugin "policy.js")`, as the top level's diagnostics name them; any
+//     other thrown value reads exactly as its message, as the spec's cases
+//     do. A failure that comes back through another listener's next() is
+//     rethrown as itself, so it is logged once and keeps its info.
 package js

@@ -73,7 +73,7 @@ declare module "dsh" {
     [key: string]: JsonValue;
   }
 
-  // ---- Content blocks and messages (pipeline.md §1.1, §1.2) -------------
+  // ---- Content blocks and messages ---------------------------------------
 
   export type TextBlock = {
     type: "text";
@@ -138,7 +138,7 @@ declare module "dsh" {
     source?: MessageSource;
   };
 
-  // ---- Schemas: the value schema DSL (pipeline.md §4.1) -----------------
+  // ---- Schemas: the value schema DSL -------------------------------------
 
   /** Annotations every DSL node may carry. */
   export type SchemaAnnotations = {
@@ -208,7 +208,7 @@ declare module "dsh" {
     readonly [name: string]: PropertySchemaSpec;
   }
 
-  /** The raw JSON Schema subset the engine enforces (pipeline.md §4.4). */
+  /** The raw JSON Schema subset the engine enforces. */
   export type JsonSchema = {
     type?: "object" | "array" | "string" | "number" | "integer" | "boolean" | "null";
     oneOf?: JsonSchema[];
@@ -224,7 +224,7 @@ declare module "dsh" {
     examples?: JsonValue;
   };
 
-  // Type-level inference (pipeline.md §4.3): literal enum and const narrow,
+  // Type-level inference: literal enum and const narrow,
   // closed objects have exactly their keys, open ones are intersected with
   // Record<string, JsonValue>, required properties are not optional, and
   // inference stops at 16 container levels (JsonValue below).
@@ -272,7 +272,7 @@ declare module "dsh" {
   /** The TypeScript type of the arguments a ParameterSchemaSpec accepts. */
   export type InferArgs<P> = InferProperties<P, 16> & Record<string, JsonValue>;
 
-  // ---- Executions (pipeline.md §1.5) -------------------------------------
+  // ---- Executions --------------------------------------------------------
 
   /** The agent a call runs as, with its parent chain. */
   export type AgentRef = {
@@ -364,7 +364,7 @@ declare module "dsh" {
     | { action: "accept"; content: Content | undefined }
     | { action: "decline" | "cancel"; content: undefined };
 
-  // ---- Results (pipeline.md §1.6) ----------------------------------------
+  // ---- Results -----------------------------------------------------------
 
   /** A coded failure's identity, e.g. {name: "ToolArgsError", code: "INVALID_ARGS"}. */
   export type ToolErrorInfo = {
@@ -406,7 +406,7 @@ declare module "dsh" {
     | { isError: false; content: ContentBlock[]; meta: Meta }
     | { isError: true; content: ContentBlock[]; meta?: JsonValue };
 
-  // ---- Decisions (pipeline.md §1.7) --------------------------------------
+  // ---- Decisions ---------------------------------------------------------
 
   export type AllowDecision = {
     kind: "allow";
@@ -454,7 +454,7 @@ declare module "dsh" {
   /** A guard denies with a reason string; undefined abstains. There is no allow. */
   export type GuardDecision = string | undefined;
 
-  // ---- Presentation cards (pipeline.md §1.11) ----------------------------
+  // ---- Presentation cards ------------------------------------------------
 
   export type ToolCallKind = "read" | "edit" | "delete" | "move" | "search" | "execute" | "fetch" | "other";
   /** A file (and optional 1-based line) a call reads or changes. */
@@ -587,7 +587,7 @@ declare module "dsh" {
     | WebSearchResultView
     | WebFetchResultView;
 
-  // ---- Tool definitions (pipeline.md §1.3, §1.4, §4.7) -------------------
+  // ---- Tool definitions --------------------------------------------------
 
   /** What the model sees of a tool. */
   export type ToolSchema = {

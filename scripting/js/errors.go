@@ -1,6 +1,7 @@
 package js
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -20,14 +21,15 @@ func asDiagnostic(rel string, err error) error {
 	return &scripting.Diagnostic{File: rel, Message: err.Error(), Err: err}
 }
 
-// diagnostic locates an error of the top level: a thrown exception at its
-// original line, an interrupted top level as a timeout.
-func (i *instance) diagnostic(rel string, err error) error {
+// diagnostic locates an error of the top level, run under ctx: a thrown
+// exception at its original line, a top level interrupted (or never
+// started) as the load deadline's, with its value.
+func (i *instance) diagnostic(ctx context.Context, rel string, err error) error {
 	if mle, ok := memoryLimit(err); ok {
 		return &scripting.Diagnostic{File: rel, Message: mle.Error(), Err: mle}
 	}
-	if errors.Is(err, eventloop.ErrInterrupted) {
-		return &scripting.Diagnostic{File: rel, Message: "the top level did not finish within the load deadline", Err: err}
+	if errors.Is(err, eventloop.ErrInterrupted) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return &scripting.Diagnostic{File: rel, Message: scripting.LoadInterrupted(ctx), Err: err}
 	}
 	var sd *scripting.Diagnostic
 	if errors.As(err, &sd) {

@@ -122,7 +122,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 		return nil, fmt.Errorf("dsh prelude: %w", err)
 	}
 	inst := &instance{pool: pl, replay: replay, callbacks: map[int]*goja.Object{}, modules: map[string]*goja.Object{},
-		defined: map[weak.Pointer[goja.Object]]*defined{}}
+		defined: map[weak.Pointer[goja.Object]]*defined{}, rethrown: map[weak.Pointer[goja.Object]]*hostapi.PolicyError{}}
 	inst.loop, err = eventloop.New(eventloop.Options{
 		Grace: pl.host.grace(),
 		Setup: func(vm *goja.Runtime) error {
@@ -136,7 +136,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 			}
 			pl.log.Warn("uncaught script error: " + err.Error())
 		},
-		ThrownValue: thrownValue,
+		ThrownValue: inst.thrownValue,
 		Enter:       pl.host.watch(),
 	})
 	if err != nil {
@@ -153,7 +153,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 	})
 	if err != nil {
 		inst.close()
-		return nil, inst.diagnostic(pl.src.Rel, err)
+		return nil, inst.diagnostic(ctx, pl.src.Rel, err)
 	}
 	return inst, nil
 }
@@ -190,6 +190,10 @@ type instance struct {
 	// realm is the runtime's value boundary, prepared before any script ran.
 	realm   *jsvalue.Realm
 	results map[*goja.Object]*engine.Result
+	// rethrown maps the errors rethrow made to the failures they stand for
+	// (loop-owned).
+	rethrown      map[weak.Pointer[goja.Object]]*hostapi.PolicyError
+	rethrownSwept int
 }
 
 // moduleHead wraps a CommonJS module's code; it is on the code's first line,
@@ -257,7 +261,7 @@ func (i *instance) runModule(vm *goja.Runtime, rel string, out *tsbuild.Output) 
 	return module.Get("exports"), nil
 }
 
-// require resolves a module by the rules of scripting.md: "dsh" and "dsh/…"
+// require resolves a module by the rules of docs/plugins.md: "dsh" and "dsh/…"
 // are host modules, relative paths resolve inside the scripts directory.
 func (i *instance) require(vm *goja.Runtime, from, spec string) goja.Value {
 	if spec == "dsh" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
@@ -19,7 +20,7 @@ import (
 // regexp2's match-timeout clock (see jsguard) outlives a match by about a
 // second; it is not a leak.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
 }
 
 // env is an engine with a scripts directory loaded by the JS host.
@@ -40,7 +41,8 @@ func load(t testing.TB, files map[string]string, opts ...func(*js.Host, *engine.
 // host and the service before loading.
 func loadDir(t testing.TB, root string, opts ...func(*js.Host, *engine.Service)) *env {
 	t.Helper()
-	host := &js.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond}
+	// hosttest's defaults: a generous listener deadline, a short grace.
+	host := &js.Host{ListenerTimeout: 10 * time.Second, Grace: testtime.D(20 * time.Millisecond)}
 	e := hosttest.LoadDir(t, host, hosttest.Config{}, root, func(svc *engine.Service) {
 		for _, o := range opts {
 			o(host, svc)

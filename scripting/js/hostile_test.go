@@ -1,6 +1,7 @@
 package js_test
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting/js"
 )
 
@@ -186,9 +188,11 @@ func TestARendererThatHangs(t *testing.T) {
 			`render: (a, v) => [{ type: "text", text: JSON.stringify(v) }]`,
 			`render: (a, v) => { if (v === "spin") { for (;;) { try { while (true) {} } catch (e) {} } } return [{ type: "text", text: v }]; }`, 1)
 		src = strings.Replace(src, "parameters: {}", "parameters: { spin: { type: \"boolean\" } }", 1)
-		e := load(t, map[string]string{"r.js": src})
+		deadline := testtime.D(time.Second)
+		e := load(t, map[string]string{"r.js": src}, func(h *js.Host, _ *engine.Service) { h.ListenerTimeout = deadline })
 		got := e.call(t, "r", args(t, `{"spin":true}`))
-		want := `{"isError":true,"error":{"message":"tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms","info":{"name":"ToolOutputError","code":"INVALID_TOOL_OUTPUT"}},"content":[{"type":"text","text":"Error: tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms"}]}`
+		want := strings.ReplaceAll(`{"isError":true,"error":{"message":"tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms","info":{"name":"ToolOutputError","code":"INVALID_TOOL_OUTPUT"}},"content":[{"type":"text","text":"Error: tool \"r\" returned invalid output: output.render failed: tool \"r\" output.render timed out after 1000ms"}]}`,
+			"1000ms", fmt.Sprintf("%dms", deadline.Milliseconds()))
 		if got != want {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
@@ -203,9 +207,10 @@ func TestAPresentationMetaThatHangs(t *testing.T) {
 		`render: (a, v) => [{ type: "text", text: JSON.stringify(v) }]`,
 		`render: (a, v) => [{ type: "text", text: v }], presentationMeta: (a, v) => { while (v === "spin") {} return { v }; }`, 1)
 	src = strings.Replace(src, "parameters: {}", "parameters: { spin: { type: \"boolean\" } }", 1)
-	e := load(t, map[string]string{"m.js": src})
+	deadline := testtime.D(time.Second)
+	e := load(t, map[string]string{"m.js": src}, func(h *js.Host, _ *engine.Service) { h.ListenerTimeout = deadline })
 	got := e.call(t, "m", args(t, `{"spin":true}`))
-	if want := `output.presentationMeta failed: tool \"m\" output.presentationMeta timed out after 1000ms`; !strings.Contains(got, want) {
+	if want := fmt.Sprintf(`output.presentationMeta failed: tool \"m\" output.presentationMeta timed out after %dms`, deadline.Milliseconds()); !strings.Contains(got, want) {
 		t.Errorf("got  %s\nwant it to contain %s", got, want)
 	}
 	if got := e.call(t, "m", args(t, `{}`)); !strings.Contains(got, `"meta":{"v":"calm"}`) {

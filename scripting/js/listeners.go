@@ -112,7 +112,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			return scripting.ReadPreDecision(g)
 		})
 		if err != nil {
-			return engine.PreDecision{}, err
+			return engine.PreDecision{}, pl.policyFailure(ctx, "a tools/pre-execute listener", exec, err)
 		}
 		return v.(engine.PreDecision), nil
 	}
@@ -151,7 +151,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			return scripting.ReadResult(g)
 		})
 		if err != nil {
-			return nil, err
+			return nil, pl.policyFailure(ctx, "a tools/execute wrapper", exec, err)
 		}
 		return v.(*engine.Result), nil
 	}
@@ -185,7 +185,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			return scripting.ReadPostDecision(g)
 		})
 		if err != nil {
-			return engine.PostDecision{}, err
+			return engine.PostDecision{}, pl.policyFailure(ctx, "a tools/post-execute listener", exec, err)
 		}
 		return v.(engine.PostDecision), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
@@ -62,7 +63,7 @@ func TestWorkACallLeavesBehindIsStoppedPastTheMemoryLimit(t *testing.T) {
 	if got := e.call(t, "leak", args(t, `{"grow":true}`)); !strings.Contains(got, `"value":"ok 1"`) {
 		t.Fatalf("the call did not return at once: %s", got)
 	}
-	for end := time.Now().Add(20 * time.Second); seen.n.Load() == 0; time.Sleep(10 * time.Millisecond) {
+	for end := time.Now().Add(testtime.D(20 * time.Second)); seen.n.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(end) {
 			t.Fatal("the timer left behind was not stopped")
 		}

@@ -284,7 +284,7 @@ func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
 	}
 	params, err := dsl.CompileParameterSpec(spec)
 	if err != nil {
-		throw(vm, err)
+		throw(vm, engine.SchemaError(nameStr, "parameters", err))
 	}
 	out, _ := opts.Get("output").(*goja.Object)
 	if out == nil {
@@ -296,11 +296,11 @@ func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
 	}
 	outSchema, err := dsl.CompileValueSpec(outSpec)
 	if err != nil {
-		throw(vm, err)
+		throw(vm, engine.SchemaError(nameStr, "output.schema", err))
 	}
 	compiled, err := dsl.Compile(params)
 	if err != nil {
-		throw(vm, err)
+		throw(vm, engine.SchemaError(nameStr, "parameters", err))
 	}
 	def := vm.NewObject()
 	_ = def.Set("name", name)
@@ -392,7 +392,7 @@ func (i *instance) definition(vm *goja.Runtime, obj *goja.Object) (*engine.Defin
 	}
 	schema, err := toGo(vm, out.Get("schema"), "schema")
 	if err != nil {
-		return nil, schemaError(err)
+		return nil, engine.SchemaError(def.Name, "output.schema", schemaError(err))
 	}
 	def.Output.Schema = schema
 	if tv := orUndefined(obj.Get("timeoutMs")); !goja.IsUndefined(tv) {

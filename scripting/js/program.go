@@ -54,7 +54,7 @@ const (
 	msgResolutionLossy = "binding resolution must be lossless JSON"
 	// msgRunOverFormat is a call made after the program settled: the
 	// message the sub-call scheduler gives a call it abandons at the run's
-	// end (ptc.md §2.6), since the run is over for it too.
+	// end (run_code spec §2.6), since the run is over for it too.
 	msgRunOverFormat    = "run_code run is over (run_code settled); %s tool call abandoned"
 	consoleMethodsCount = 5
 )
@@ -88,11 +88,14 @@ type ProgramOptions struct {
 const DefaultWarmRuntimes = 2
 
 // ProgramRuntime runs run_code programs written in TypeScript or JavaScript
-// in goja, in-process (ptc.md §0.3, §2.2–§2.4, §3). Each run gets a fresh
+// in goja, in-process (docs/run-code.md). Each run gets a fresh
 // goja runtime with jsguard installed and nothing else but the program's
 // parameters: its namespaces, their error classes and console. There are no
 // timers, no require, no process. Programs are type-stripped by esbuild and
-// compiled once per content.
+// compiled once per content. A call of a name a namespace lacks
+// (tools.nope({})) rejects with the namespace's error class, `unknown tool
+// "nope"` and the closest bound names, while reading the name still gives
+// undefined (see callSites).
 //
 // The part of a runtime that is the same for every run (the loop, the
 // value boundary, the captured intrinsics, the prelude and jsguard) is built
@@ -114,7 +117,7 @@ type ProgramRuntime struct {
 	runs ptc.Runs[*programRun]
 
 	cmu   sync.Mutex
-	cache map[*tsbuild.Output]*goja.Program
+	cache map[*tsbuild.Output]compiledProgram
 
 	pool *warmpool.Pool[*programBase]
 }
@@ -141,7 +144,7 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 		budgets: b,
 		log:     log,
 		memory:  opts.Memory,
-		cache:   make(map[*tsbuild.Output]*goja.Program),
+		cache:   make(map[*tsbuild.Output]compiledProgram),
 	}
 	warm := opts.WarmRuntimes
 	if warm == 0 {
@@ -213,31 +216,37 @@ func header(req ptc.Request) string {
 	return b.String()
 }
 
+// compiledProgram is a compiled program and its call sites.
+type compiledProgram struct {
+	prog  *goja.Program
+	calls callSites
+}
+
 // compile type-strips and compiles a request's program, or returns the
 // exception failure of its syntax error. The header shares the program's
 // first line, so lines are the program's own.
-func (p *ProgramRuntime) compile(req ptc.Request) (*goja.Program, *ptc.Failure) {
+func (p *ProgramRuntime) compile(req ptc.Request) (compiledProgram, *ptc.Failure) {
 	head := header(req)
 	src := head + req.Program + "\n}"
 	out, err := tsbuild.Transform(programPath, []byte(src))
 	if err != nil {
-		return nil, syntaxFailure(err, len(head))
+		return compiledProgram{}, syntaxFailure(err, len(head))
 	}
 	p.cmu.Lock()
-	prog, ok := p.cache[out]
+	cp, ok := p.cache[out]
 	p.cmu.Unlock()
 	if ok {
-		return prog, nil
+		return cp, nil
 	}
 	code := "(function () {" + string(out.Code) + "\nreturn " + mainName + ";\n})"
 	file, err := parser.ParseFile(nil, programPath, code, 0)
 	if err != nil {
-		return nil, ptc.ExceptionFailure("SyntaxError: " + err.Error())
+		return compiledProgram{}, ptc.ExceptionFailure("SyntaxError: " + err.Error())
 	}
 	if !wellWrapped(file) {
-		return nil, ptc.ExceptionFailure("SyntaxError: the program closes its enclosing function (unbalanced \"}\")")
+		return compiledProgram{}, ptc.ExceptionFailure("SyntaxError: the program closes its enclosing function (unbalanced \"}\")")
 	}
-	prog, err = goja.CompileAST(file, false)
+	prog, err := goja.CompileAST(file, false)
 	if err != nil {
 		// An early error esbuild let through (a strict-mode delete, say):
 		// goja names its class and the position in the transformed code,
@@ -246,15 +255,16 @@ func (p *ProgramRuntime) compile(req ptc.Request) (*goja.Program, *ptc.Failure) 
 		if !strings.HasPrefix(msg, "SyntaxError: ") && !strings.HasPrefix(msg, "ReferenceError: ") {
 			msg = "SyntaxError: " + msg
 		}
-		return nil, ptc.ExceptionFailure(firstLineColumns(tsbuild.MapStack(msg, out), len(head)))
+		return compiledProgram{}, ptc.ExceptionFailure(firstLineColumns(tsbuild.MapStack(msg, out), len(head)))
 	}
+	cp = compiledProgram{prog: prog, calls: collectCallSites(file)}
 	p.cmu.Lock()
 	if len(p.cache) >= maxCachedPrograms {
 		clear(p.cache)
 	}
-	p.cache[out] = prog
+	p.cache[out] = cp
 	p.cmu.Unlock()
-	return prog, nil
+	return cp, nil
 }
 
 // syntaxFailure is the exception of a program esbuild refused: its message
@@ -364,7 +374,7 @@ type programRun struct {
 	calls    context.Context
 	endCalls context.CancelCauseFunc
 	req      ptc.Request
-	prog     *goja.Program
+	prog     compiledProgram
 	ledger   *ptc.Ledger
 
 	mu       sync.Mutex
@@ -456,8 +466,6 @@ func (r *programRun) run() (res ptc.Result) {
 	r.mu.Unlock()
 
 	switch {
-	case fail != nil && fail.Kind == ptc.KindOutputLimit:
-		return r.ledger.Limit()
 	case fail != nil:
 		return ptc.Result{Err: fail}
 	case err != nil:
@@ -812,7 +820,10 @@ func native(vm *goja.Runtime, name string, length int, f func(goja.FunctionCall)
 
 // namespace builds a namespace object (§2.3): null prototype, each binding
 // an own enumerable, non-writable, non-configurable function of one
-// argument that returns a promise.
+// argument that returns a promise. It is a Proxy of that object whose only
+// trap, get, is Go: a name the object lacks is undefined, but at a call
+// site (tools.nope({})) a function rejecting as an unknown tool (see
+// callSites). Every other operation is the object's own.
 func (r *programRun) namespace(vm *goja.Runtime, i int, ns ptc.Namespace) (*goja.Object, error) {
 	obj := vm.NewObject()
 	if err := obj.SetPrototype(nil); err != nil {
@@ -826,7 +837,18 @@ func (r *programRun) namespace(vm *goja.Runtime, i int, ns ptc.Namespace) (*goja
 			return nil, err
 		}
 	}
-	return obj, nil
+	px := vm.NewProxy(obj, &goja.ProxyTrapConfig{
+		Get: func(target *goja.Object, name string, _ goja.Value) goja.Value {
+			if v := target.Get(name); v != nil {
+				return v
+			}
+			if r.prog.calls.fetches(vm, name) {
+				return r.unknownBinding(vm, i, name)
+			}
+			return goja.Undefined()
+		},
+	})
+	return vm.ToValue(px).(*goja.Object), nil
 }
 
 // call is one binding call: the argument converted Go-side (refused before
@@ -928,7 +950,7 @@ func (r *programRun) start(vm *goja.Runtime) (goja.Value, error) {
 	r.intr.toString = r.intr.objectProto.Get("toString")
 	r.intr.arrToString = r.intr.arrayProto.Get("toString")
 	r.intr.join = r.intr.arrayProto.Get("join")
-	fv, err := vm.RunProgram(r.prog)
+	fv, err := vm.RunProgram(r.prog.prog)
 	if err != nil {
 		return nil, err
 	}

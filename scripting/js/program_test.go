@@ -239,6 +239,80 @@ func TestProgramRuntimeBindings(t *testing.T) {
 	}
 }
 
+func TestProgramRuntimeUnknownTools(t *testing.T) {
+	rt := newProgramRuntime(t, nil)
+	var called atomic.Int32
+	counting := func(name string) ptc.Binding {
+		return ptc.Binding{Name: name, Call: func(_ context.Context, args any) (any, error) {
+			called.Add(1)
+			return name, nil
+		}}
+	}
+	ns := toolsNS(counting("note"), counting("nop2"), counting("echo"))
+	const nope = `unknown tool \"nope\"; did you mean \"nop2\" or \"note\"?`
+	tests := []struct {
+		name, code, want string
+		calls            int32
+	}{
+		{"a call of an unknown tool rejects with a ToolCallError naming the close tools",
+			`try { await tools.nope({}) } catch (e) { return [e instanceof ToolCallError, e instanceof Error, e.name, e.toolName, e.message] }`,
+			`{"logs":[],"value":[true,true,"ToolCallError","nope","` + nope + `"]}`, 0},
+		// Rejected at once, as a refused argument is, the error's stack
+		// names the program's line.
+		{"an uncaught call of an unknown tool is the exception", `await tools.nope({})`,
+			`{"error":{"kind":"exception","message":"ToolCallError: ` + nope + `\n\tat nope (native)\n\tat __dsh_main__ (program.ts:1:13(4))"},"logs":[]}`, 0},
+		{"the call returns a rejected promise", `const p = tools.nope({}); return [p instanceof Promise, await p.then(() => "resolved", (e) => e.toolName)]`,
+			`{"logs":[],"value":[true,"nope"]}`, 0},
+		{"a bracketed name is called the same", `try { await tools["nope"]({}) } catch (e) { return e.message }`, `{"logs":[],"value":"` + nope + `"}`, 0},
+		{"a computed name is called the same", `const n = "nope"; try { await tools[n]({}) } catch (e) { return e.message }`, `{"logs":[],"value":"` + nope + `"}`, 0},
+		{"an alias of tools is called the same", `const t = tools; try { await t.nope({}) } catch (e) { return e.toolName }`, `{"logs":[],"value":"nope"}`, 0},
+		{"tools held by an object is called the same", `const o = {tools}; try { await o.tools.nope({}) } catch (e) { return e.toolName }`, `{"logs":[],"value":"nope"}`, 0},
+		{"a call split over lines is called the same", "try { await tools\n  .nope({}) } catch (e) { return e.toolName }", `{"logs":[],"value":"nope"}`, 0},
+		{"a TypeScript cast is called the same", `try { await (tools as any).nope({} as Record<string, never>) } catch (e: any) { return e.toolName }`,
+			`{"logs":[],"value":"nope"}`, 0},
+		{"a call in a nested function is called the same", `const f = async (n: number) => n > 0 ? tools.nope({}) : null; try { await f(1) } catch (e) { return e.toolName }`,
+			`{"logs":[],"value":"nope"}`, 0},
+		{"a name far from every tool names none", `try { await tools.deploy({}) } catch (e) { return e.message }`, `{"logs":[],"value":"unknown tool \"deploy\""}`, 0},
+		{"Promise.all rejects with it and the known calls still run", `try { await Promise.all([tools.echo({}), tools.nope({})]) } catch (e) { return e.toolName }`,
+			`{"logs":[],"value":"nope"}`, 1},
+		{"reading an unknown name is still undefined and changes nothing else",
+			`const {nope} = tools; return [typeof tools.nope, tools.nope === undefined, tools["nope"] === undefined, nope === undefined, "nope" in tools,
+  Object.keys(tools), Reflect.get(tools, "nope") === undefined, Object.getOwnPropertyDescriptor(tools, "nope") === undefined, typeof tools.hasOwnProperty]`,
+			`{"logs":[],"value":["undefined",true,true,true,false,["note","nop2","echo"],true,true,"undefined"]}`, 0},
+		{"an optional call of an unknown name is undefined", `return [tools.nope?.({}) === undefined, typeof tools?.nope]`, `{"logs":[],"value":[true,"undefined"]}`, 0},
+		{"an unknown name read then called is a TypeError", `const f = tools.nope; try { f({}) } catch (e) { return [e instanceof TypeError, e instanceof ToolCallError] }`,
+			`{"logs":[],"value":[true,false]}`, 0},
+		{"a member of an unknown name is a TypeError", `try { tools.nope.x() } catch (e) { return [e.name, e.message] }`,
+			`{"logs":[],"value":["TypeError","Cannot read property 'x' of undefined or null"]}`, 0},
+		{"a tool the program adds is called", `(tools as any).mine = async () => 7; return [await (tools as any).mine(), Object.keys(tools).length]`,
+			`{"logs":[],"value":[7,4]}`, 0},
+		{"a parameter named tools is an ordinary object", `const f = (tools: any) => tools.nope(); try { f({}) } catch (e) { return [e instanceof TypeError, e.message] }`,
+			`{"logs":[],"value":[true,"Object has no member 'nope'"]}`, 0},
+		{"console and JSON show the namespace's own bindings", `console.log(tools); return JSON.stringify(tools)`,
+			`{"logs":["[Object: null prototype] {\n  note: [Function: note],\n  nop2: [Function: nop2],\n  echo: [Function: echo]\n}"],"value":"{}"}`, 0},
+		{"awaiting tools reads no then", `return (await tools) === tools`, `{"logs":[],"value":true}`, 0},
+		{"the slots still cannot be reassigned", `try { (tools as any).echo = 1 } catch (e) { return [e.name, await tools.echo({})] }`, `{"logs":[],"value":["TypeError","echo"]}`, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			called.Store(0)
+			if got := resultJSON(t, runProgram(t, rt, context.Background(), ns, tt.code)); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if n := called.Load(); n != tt.calls {
+				t.Errorf("the bindings ran %d times, want %d", n, tt.calls)
+			}
+		})
+	}
+	t.Run("a namespace without an error class rejects with a plain Error", func(t *testing.T) {
+		ns := []ptc.Namespace{{Global: "helpers", Bindings: []ptc.Binding{counting("h1")}}}
+		got := resultJSON(t, runProgram(t, rt, context.Background(), ns, `try { await helpers.h2({}) } catch (e) { return [e.name, e.message] }`))
+		if want := `{"logs":[],"value":["Error","unknown tool \"h2\"; did you mean \"h1\"?"]}`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+}
+
 func TestProgramRuntimeNamespaces(t *testing.T) {
 	rt := newProgramRuntime(t, nil)
 	helper := ptc.Binding{Name: "h", Call: func(context.Context, any) (any, error) { return nil, errors.New("no") }}
@@ -297,9 +371,15 @@ func TestProgramRuntimeBudgets(t *testing.T) {
 		{"a never-settling promise meets the wall ceiling", func(b *ptc.Budgets) { b.MaxWallMs = 150 },
 			`await new Promise(() => {})`, `{"error":{"kind":"timeout","message":"wall-clock ceiling reached (150ms)"},"logs":[]}`},
 		{"a euro fits at cap 7", func(b *ptc.Budgets) { b.MaxOutputBytes = 7 }, `return "€"`, `{"logs":[],"value":"€"}`},
-		{"a euro fails at cap 6", func(b *ptc.Budgets) { b.MaxOutputBytes = 6 }, `return "€"`, `{"error":{"kind":"output-limit","message":"ou"},"logs":[]}`},
+		{"a euro fails at cap 6 with the whole message", func(b *ptc.Budgets) { b.MaxOutputBytes = 6 }, `return "€"`, `{"error":{"kind":"output-limit","message":"outer output exceeded 6 bytes"},"logs":[]}`},
 		{"a log and a value fit at cap 11", func(b *ptc.Budgets) { b.MaxOutputBytes = 11 }, `console.log("abc"); return "xy"`, `{"logs":["abc"],"value":"xy"}`},
-		{"a log and a value fail at cap 10", func(b *ptc.Budgets) { b.MaxOutputBytes = 10 }, `console.log("abc"); return "xy"`, `{"error":{"kind":"output-limit","message":"outer "},"logs":[]}`},
+		{"a log and a value fail at cap 10 with the whole message", func(b *ptc.Budgets) { b.MaxOutputBytes = 10 }, `console.log("abc"); return "xy"`, `{"error":{"kind":"output-limit","message":"outer output exceeded 10 bytes"},"logs":[]}`},
+		// Building and measuring 100,001 levels takes seconds under -race:
+		// the budgets are not what this case is about.
+		{"a log before a completion past the boundary's bounds is kept once",
+			func(b *ptc.Budgets) { b.MaxOutputBytes, b.ComputeMs, b.MaxWallMs = 64, 60_000, 120_000 },
+			`console.log("abc"); let v: any = 0; for (let i = 0; i < 100_001; i++) v = [v]; return v`,
+			`{"error":{"kind":"output-limit","message":"outer output exceeded 64 bytes"},"logs":["abc"]}`},
 		{"a log and a throw fit at cap 11", func(b *ptc.Budgets) { b.MaxOutputBytes = 11 }, `console.log("abc"); throw "xy"`, `{"error":{"kind":"exception","message":"xy"},"logs":["abc"]}`},
 		{"a giant value at cap 64", func(b *ptc.Budgets) { b.MaxOutputBytes = 64 }, `return "y".repeat(10_000)`, `{"error":{"kind":"output-limit","message":"outer output exceeded 64 bytes"},"logs":[]}`},
 		{"endless logging stops at the output limit", func(b *ptc.Budgets) { b.MaxOutputBytes = 300 }, `for (let i = 0; ; i++) console.log("line " + i)`, ""},

@@ -39,6 +39,15 @@ type instance struct {
 
 	tokens hostapi.Tokens[*glua.LUserData]
 
+	// running is the frame whose code the owner goroutine runs now, nil
+	// while it waits for a job or in a re-entrant host call; retire is set
+	// once a call was stopped in it (see overdue.go).
+	running atomic.Pointer[frame]
+	retire  atomic.Bool
+	// poke wakes the await that waits when a frame's wait is to end
+	// (see overdue.go); each await then checks its own frame.
+	poke chan struct{}
+
 	// owner-goroutine state
 	L             *glua.LState
 	conv          *luavalue.Converter
@@ -52,6 +61,10 @@ type instance struct {
 	dsh           *glua.LTable                           // the dsh module
 	results       map[*glua.LTable]*engine.Result
 	mts           metatables
+	// raisedMsg is the message the plugin's last error() or failed
+	// assert() raised, if raisedSet (see raisedOnPurpose).
+	raisedMsg string
+	raisedSet bool
 }
 
 // callSpec describes one call into the plugin.
@@ -59,6 +72,10 @@ type callSpec struct {
 	what    string        // names the callback in errors: `tool "x"`, "a tools/pre-execute listener"
 	body    bool          // a tool body (or the top level): the caller's cancellation interrupts it after the grace period
 	timeout time.Duration // for other callbacks: the deadline from when the script starts
+	// giveUp is a body's caller's own ctx (engine.Run.Caller): past the
+	// grace after its abort, a body that waits is awaited only while giveUp
+	// is live (see overdue.go).
+	giveUp context.Context
 }
 
 // job is one call queued onto an instance.
@@ -84,6 +101,7 @@ type frame struct {
 	release  []func()               // run when the call settles
 	raised   map[*glua.LTable]error // the error tables the host raised in this call
 	deadline bool                   // a deadline applies: the state checks its context
+	od       overdueState           // past its grace without running (see overdue.go)
 
 	mu       sync.Mutex
 	finished bool                      // the call returned: its timers do nothing
@@ -133,7 +151,7 @@ func startInstance(pl *pool, replay bool) (*instance, error) {
 	kill, killCancel := context.WithCancelCause(context.Background())
 	i := &instance{
 		pool: pl, replay: replay,
-		jobs: make(chan *job), quit: make(chan struct{}), dead: make(chan struct{}),
+		jobs: make(chan *job), quit: make(chan struct{}), dead: make(chan struct{}), poke: make(chan struct{}, 1),
 		kill: kill, killCancel: killCancel,
 		callbacks: map[int]glua.LValue{}, defined: map[weak.Pointer[glua.LTable]]*defined{},
 	}
@@ -160,6 +178,11 @@ func (i *instance) loop(ready chan<- error) {
 		select {
 		case j := <-i.jobs:
 			i.runJob(j)
+			if i.retire.Load() {
+				// A call was stopped in it (see interruptFrame): it serves
+				// no other call once the calls under way have returned.
+				i.interrupt(errRetired)
+			}
 			if i.broken() {
 				return
 			}
@@ -181,8 +204,11 @@ func (i *instance) close() {
 }
 
 // interrupt stops the Lua code running in the instance, which is then
-// discarded.
+// discarded. The calls on it fail as aborted; the cause is logged here.
 func (i *instance) interrupt(cause error) {
+	if i.kill.Err() == nil {
+		i.pool.log.Info("instance interrupted: " + cause.Error())
+	}
 	i.killCancel(cause)
 }
 
@@ -199,6 +225,11 @@ func (i *instance) do(ctx context.Context, spec callSpec, run func(i *instance, 
 	var callerDone <-chan struct{} // a body gives up waiting for a busy instance at its deadline
 	if spec.body {
 		callerDone = ctx.Done()
+		if ctx.Err() != nil {
+			// Already over: never started (the select below would pick
+			// at random between this and an idle instance).
+			return nil, context.Cause(ctx)
+		}
 	}
 	select {
 	case <-callerDone:
@@ -276,7 +307,23 @@ func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *f
 	// loops: it is set only while a deadline applies, or a memory guard
 	// may have to stop the script.
 	restore := false
-	if (f.deadline || i.pool.host.Memory != nil) && L.Context() == nil {
+	var own context.CancelCauseFunc // a nested frame's own context's
+	var outer context.Context       // the context of the frames below it
+	switch {
+	case f.deadline && len(i.stack) > 0 && i.running.Load() == nil:
+		// Served nested while the call below it waits (in tools.call, say):
+		// a context of its own, so that stopping it leaves the frames below
+		// running (see interruptFrame). One run in the trip of the call
+		// below (a body's render) shares the instance's: that call runs,
+		// and is stopped with it.
+		outer = L.Context()
+		var ctx context.Context
+		ctx, own = context.WithCancelCause(i.kill)
+		f.mu.Lock()
+		f.od.stop = own
+		f.mu.Unlock()
+		L.SetContext(ctx)
+	case (f.deadline || i.pool.host.Memory != nil) && L.Context() == nil:
 		L.SetContext(i.kill)
 		restore = true
 	}
@@ -286,14 +333,29 @@ func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *f
 	top := L.GetTop()
 
 	leave := i.pool.host.Memory.Enter(i)
+	prev := i.setRunning(f)
 	v, err := i.call(L, run, f)
+	i.setRunning(prev)
 	leave()
+	if f.od.overdue.Load() {
+		if serr := f.stoppedError(); serr != nil {
+			v, err = nil, serr // stopped, or its wait ended, at its grace
+		}
+	}
 
 	L.SetTop(top)
 	i.stack = i.stack[:len(i.stack)-1]
 	L.G.CurrentThread = running
 	if restore {
 		L.RemoveContext()
+	}
+	if own != nil {
+		if outer == nil {
+			L.RemoveContext()
+		} else {
+			L.SetContext(outer)
+		}
+		own(nil)
 	}
 	f.mu.Lock()
 	f.finished = true // its timers can no longer interrupt the instance
@@ -310,8 +372,9 @@ func (i *instance) runFrame(f *frame, run func(i *instance, L *glua.LState, f *f
 // arm sets a call's deadlines: for a body (and the top level) the caller's
 // cancellation, for other callbacks their own timeout from now. At the
 // deadline the script's signal aborts; a grace period later the instance is
-// interrupted, unless the call finished. The interrupt timer is armed up
-// front when the deadline is known. It returns a function that disarms them.
+// interrupted if the call's code runs still (see graceOver, overdue.go),
+// unless the call finished. The timer of a known deadline's grace is armed
+// up front. It returns a function that disarms them.
 func (i *instance) arm(f *frame) (stop func()) {
 	if !f.deadline {
 		return func() {}
@@ -319,36 +382,36 @@ func (i *instance) arm(f *frame) (stop func()) {
 	grace := i.pool.host.grace()
 	ctx, spec := f.caller, f.spec
 	var hard *time.Timer
-	kill := func(cause error) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if f.finished {
-			return
-		}
-		f.cause.Store(causeBox{cause})
-		i.interrupt(cause)
-	}
 	if spec.body {
-		if d, ok := ctx.Deadline(); ok {
-			hard = time.AfterFunc(time.Until(d)+grace, func() { kill(context.Cause(ctx)) })
+		// The deadline's grace ends the call; the grace after a
+		// cancellation before it ends only code that runs on (overdue.go).
+		d, hasDeadline := ctx.Deadline()
+		if hasDeadline {
+			hard = time.AfterFunc(time.Until(d)+grace, func() { i.graceOver(f, deadlineCause(ctx), true) })
 		}
 		stopCaller := context.AfterFunc(ctx, func() {
+			f.graceBegins()
+			if hasDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return
+			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			if f.finished {
 				return
 			}
-			if hard == nil {
-				hard = time.AfterFunc(grace, func() { kill(context.Cause(ctx)) })
-			} else if d, ok := ctx.Deadline(); !ok || time.Until(d) > 0 {
-				hard.Reset(grace) // cancelled before its deadline
-			}
+			f.od.soft = time.AfterFunc(grace, func() { i.graceOver(f, context.Cause(ctx), false) })
 		})
 		return func() {
 			stopCaller()
 			f.mu.Lock()
 			if hard != nil {
 				hard.Stop()
+			}
+			if f.od.soft != nil {
+				f.od.soft.Stop()
+			}
+			if f.od.stopGiveUp != nil {
+				f.od.stopGiveUp()
 			}
 			f.mu.Unlock()
 		}
@@ -360,6 +423,7 @@ func (i *instance) arm(f *frame) (stop func()) {
 	defer f.mu.Unlock()
 	hard = time.AfterFunc(spec.timeout, func() {
 		if !f.timedOut.Swap(true) {
+			f.graceBegins()
 			f.mu.Lock()
 			for _, c := range f.hostCtxs {
 				c(to)
@@ -370,7 +434,7 @@ func (i *instance) arm(f *frame) (stop func()) {
 			f.mu.Unlock()
 			return
 		}
-		kill(to)
+		i.graceOver(f, to, true)
 	})
 	return func() {
 		f.mu.Lock()
@@ -417,13 +481,24 @@ func (i *instance) current() *frame {
 // another goroutine while the owner goroutine keeps serving the instance's
 // queue, so that calls the work makes back into this plugin run (nested)
 // instead of deadlocking.
+//
+// The frame waiting is not running: its grace does not interrupt the
+// instance, and its deadline's grace ends the wait (see overdue.go).
 func (i *instance) await(work func() (any, error)) (any, error) {
 	done := make(chan reply, 1)
 	go func() {
 		v, err := work()
 		done <- reply{v, err}
 	}()
+	f := i.current()
+	prev := i.setRunning(nil)
+	defer i.setRunning(prev)
 	for {
+		if f != nil && f.od.overdue.Load() {
+			if err := f.stoppedError(); err != nil {
+				return nil, err
+			}
+		}
 		select {
 		case r := <-done:
 			return r.v, r.err
@@ -431,6 +506,9 @@ func (i *instance) await(work func() (any, error)) (any, error) {
 			i.runJob(j)
 		case <-i.kill.Done():
 			return nil, errInterrupted
+		case <-i.poke:
+			// A frame's wait is to end: this one's, checked above, or one
+			// below it, which checks once the job above it returned.
 		}
 	}
 }

@@ -1,6 +1,6 @@
 package lua_test
 
-// Every item of the dsh module (shared/spec/scripting.md, "Lua") exercised
+// Every item of the dsh module in Lua (docs/plugins.md) exercised
 // from a script, with exact results.
 
 import (
@@ -98,19 +98,19 @@ dsh.define_tool { name = "x", description = "", parameters = {}, output = { sche
 		{"a parameter object without additionalProperties", `local dsh = require("dsh")
 dsh.define_tool { name = "x", description = "", parameters = { cfg = { type = "object" } },
   output = { schema = { type = "string" }, render = function() return {} end }, execute = function() return "" end }
-`, `p.lua:2: unsupported JSON schema: parameters.cfg.additionalProperties must be explicitly true or false`},
+`, `p.lua:2: tool "x": parameters: unsupported JSON schema: parameters.cfg.additionalProperties must be explicitly true or false`},
 		{"an output spec with an unknown type", `local dsh = require("dsh")
 dsh.define_tool { name = "x", description = "", parameters = {},
   output = { schema = { type = "tuple" }, render = function() return {} end }, execute = function() return "" end }
-`, `p.lua:2: unsupported JSON schema: schema.type must be string/number/integer/boolean/null/array/object/json, or use oneOf`},
+`, `p.lua:2: tool "x": output.schema: unsupported JSON schema: schema.type must be string/number/integer/boolean/null/array/object/json, or use oneOf`},
 		{"a required that is not true", `local dsh = require("dsh")
 dsh.define_tool { name = "x", description = "", parameters = { a = { type = "string", required = false } },
   output = { schema = { type = "string" }, render = function() return {} end }, execute = function() return "" end }
-`, `p.lua:2: unsupported JSON schema: parameters.a.required must be true when present`},
+`, `p.lua:2: tool "x": parameters: unsupported JSON schema: parameters.a.required must be true when present`},
 		{"a const outside its enum (raw assertion)", `local dsh = require("dsh")
 dsh.define_tool { name = "x", description = "", parameters = {},
   output = { schema = { type = "string", enum = { "a" }, const = "b" }, render = function() return {} end }, execute = function() return "" end }
-`, `p.lua:2: unsupported JSON schema: schema.const must be one of schema.enum when both are declared`},
+`, `p.lua:2: tool "x": output.schema: unsupported JSON schema: schema.const must be one of schema.enum when both are declared`},
 		{"no output", `local dsh = require("dsh")
 dsh.define_tool { name = "x", description = "", parameters = {}, execute = function() return "" end }
 `, `p.lua:2: tool "x" must declare output { schema, render, presentationMeta? }`},
@@ -146,7 +146,7 @@ dsh.tools.register(dsh.define_tool { name = "caught", description = "", paramete
   output = { schema = { type = "json" }, render = function() return {} end }, execute = function() return { caught = caught, timeout = timeout } end })
 `})
 		noDiags(t, e)
-		hosttest.Want(t, e.value(t, "caught", nil), `{"caught":{"code":"UNSUPPORTED_SCHEMA","concat":"caught: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","message":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","name":"JsonSchemaError","ok":false,"text":"unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"message":"defineTool(x): timeoutMs must be a positive finite number","meta":"dsh.error","name":"Error","ok":false}}`)
+		hosttest.Want(t, e.value(t, "caught", nil), `{"caught":{"code":"UNSUPPORTED_SCHEMA","concat":"caught: tool \"x\": parameters: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","message":"tool \"x\": parameters: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf","name":"JsonSchemaError","ok":false,"text":"tool \"x\": parameters: unsupported JSON schema: parameters.a.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"},"timeout":{"message":"defineTool(x): timeoutMs must be a positive finite number","meta":"dsh.error","name":"Error","ok":false}}`)
 	})
 }
 
@@ -1042,7 +1042,7 @@ tools.register { name = "unlate", description = "", parameters = { type = "objec
   execute = function() disposeLate() return tools.get("late") == nil end }
 `})
 	noDiags(t, e)
-	hosttest.Want(t, e.value(t, "refusals", nil), `{"badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","badInstances":"instances must be an integer from 1 to 64","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","guardNotAFunction":"tools.guard(fn) needs a function","late":true,"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","notADefinition":"tools.register(definition) needs a definition table","notAFunction":"on(\"tools/result\", listener) needs a listener function","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictNotNames":"tools.restrict(): allow must be an array of tool names","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","scopeNotAString":"tools.scope(agent_id) needs an agent id string","timeout":"tool \"x\" timeoutMs must be a positive finite number"}`)
+	hosttest.Want(t, e.value(t, "refusals", nil), `{"badEvent":"on(): unknown event \"tools/nope\" (tools/pre-execute, tools/execute, tools/post-execute, tools/result, tools/change, tools/ptc-dispatch-log)","badInstances":"instances must be an integer from 1 to 64","badMeta":"tool \"x\" must declare output { schema, render, presentationMeta? }","badSchema":"tool \"x\": output.schema: unsupported JSON schema: schema.minLength is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)","duplicate":"tool \"echo\" is already registered (for a per-agent variant, register through that agent's scope, `+"`tools.scope(id)`"+`, instead)","guardNotAFunction":"tools.guard(fn) needs a function","late":true,"noOutput":"tool \"x\" must declare output { schema, render, presentationMeta? }","noRender":"tool \"x\" must declare output { schema, render, presentationMeta? }","notADefinition":"tools.register(definition) needs a definition table","notAFunction":"on(\"tools/result\", listener) needs a listener function","reserved":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","reservedScoped":"tool name \"run_code\" is reserved for the PTC transport and cannot be registered or shadowed","restrictGlobal":"tools.restrict() requires a scoped context (agent.ctx): a context-global restriction would mask every agent — deny the tool for the intended agent instead","restrictNoop":"tools.restrict({}) is a no-op: pass `+"`allow` and/or `deny`"+` (an empty filter is almost always a materialized-empty-config bug)","restrictNotNames":"tools.restrict(): allow must be an array of tool names","restrictUnknown":"tools.restrict() names unknown global tool \"ghost\"; known global tools: echo, refusals, unlate","scopeNotAString":"tools.scope(agent_id) needs an agent id string","timeout":"tool \"x\" timeoutMs must be a positive finite number"}`)
 	t.Run("a registration made by a body takes effect at once", func(t *testing.T) {
 		hosttest.Want(t, e.call(t, "late", nil), success("x"))
 		hosttest.Want(t, e.value(t, "unlate", nil), `true`)

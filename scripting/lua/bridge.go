@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	glua "github.com/yuin/gopher-lua"
@@ -48,7 +49,15 @@ func (pl *pool) invoke(key int, ctx context.Context, spec callSpec, run func(i *
 }
 
 func (pl *pool) invokeOnce(key int, ctx context.Context, spec callSpec, run func(i *instance, L *glua.LState, f *frame) (any, error)) (any, error) {
-	inst, release, err := pl.instances.Get(ctx, key)
+	// A callback other than a body runs whatever its caller does, so it
+	// waits for an instance (a fresh one replacing an interrupted one, say)
+	// after its caller's cancellation too: a post-execute listener's coded
+	// failure after an abort stays that failure.
+	getCtx := ctx
+	if !spec.body {
+		getCtx = context.WithoutCancel(ctx)
+	}
+	inst, release, err := pl.instances.Get(getCtx, key)
 	if err != nil {
 		return nil, err
 	}
@@ -144,26 +153,88 @@ func stripPosition(msg string) string {
 	return msg
 }
 
-// thrown converts what a script raised into a Go error: an error table this
+// thrown converts what a script raised into a Go error. An error table this
 // host raised is its Go error again; a table with a string message is that
 // message, keeping name and code as a coded error when both are strings; a
 // string is itself, without the "file.lua:line: " Lua puts in front (the
-// position is logged at debug level, with the traceback).
+// position is logged at debug level, with the traceback). A script error
+// comes back as a *hostapi.Raised that says where it was raised, and whether
+// the interpreter raised it (a runtime error) rather than the script (error,
+// assert).
 func (i *instance) thrown(err error) error {
 	var ae *glua.ApiError
 	if !errors.As(err, &ae) {
 		return err
 	}
+	r := &hostapi.Raised{}
 	if t, ok := ae.Object.(*glua.LTable); ok {
 		for k := len(i.stack) - 1; k >= 0; k-- {
 			if e, ok := i.stack[k].raised[t]; ok {
-				return e
+				r.Err = e
+				break
 			}
 		}
 	}
-	e := thrownValue(ae.Object)
-	i.pool.log.Debug("script error", "error", e.Error(), "stack", ae.StackTrace)
-	return e
+	if r.Err == nil {
+		r.Err = thrownValue(ae.Object)
+		i.pool.log.Debug("script error", "error", r.Err.Error(), "stack", ae.StackTrace)
+	}
+	if s, ok := ae.Object.(glua.LString); ok {
+		if m := positionPrefix.FindStringSubmatch(string(s)); m != nil {
+			r.File = m[1]
+			r.Line, _ = strconv.Atoi(m[2])
+		}
+		r.Fault = !i.raisedOnPurpose(string(s))
+		r.Text = r.Err.Error()
+	}
+	if r.File == "" {
+		r.File, r.Line = tracebackTop(ae.StackTrace)
+	}
+	return r
+}
+
+// raisedOnPurpose reports whether s, a string a script raised, is the one
+// its last error() or failed assert() raised (with or without the position
+// Lua puts in front), rather than one the interpreter raised.
+func (i *instance) raisedOnPurpose(s string) bool {
+	if !i.raisedSet {
+		return false
+	}
+	m := i.raisedMsg
+	return s == m || stripPosition(s) == m || strings.TrimPrefix(s, " ") == m
+}
+
+// noteRaise wraps the base library's error or assert so that the plugin
+// remembers the message it raises (see raisedOnPurpose); the function it
+// calls raises exactly as before, from the same call depth.
+func (i *instance) noteRaise(f glua.LGFunction, assert bool) glua.LGFunction {
+	return func(L *glua.LState) int {
+		switch {
+		case !assert:
+			if s, ok := L.Get(1).(glua.LString); ok {
+				i.raisedMsg, i.raisedSet = string(s), true
+			}
+		case !glua.LVAsBool(L.Get(1)):
+			msg := "assertion failed!"
+			if s, ok := L.Get(2).(glua.LString); ok {
+				msg = string(s)
+			}
+			i.raisedMsg, i.raisedSet = msg, true
+		}
+		return f(L)
+	}
+}
+
+// tracebackTop returns the file and line of the innermost Lua frame of a
+// gopher-lua traceback, or "" and 0.
+func tracebackTop(trace string) (string, int) {
+	for _, ln := range strings.Split(trace, "\n") {
+		if m := tracebackFrame.FindStringSubmatch(ln); m != nil {
+			n, _ := strconv.Atoi(m[2])
+			return m[1], n
+		}
+	}
+	return "", 0
 }
 
 // thrownValue is the Go error of a raised Lua value, read without calling
@@ -198,6 +269,13 @@ func toolWhat(name, part string) string {
 		return fmt.Sprintf("tool %q", name)
 	}
 	return fmt.Sprintf("tool %q %s", name, part)
+}
+
+// policyFailure is the error of a policy of the plugin (a listener, a
+// wrapper, a guard) whose call for exec failed with err: see
+// hostapi.PolicyFailure.
+func (pl *pool) policyFailure(ctx context.Context, what string, exec *engine.Execution, err error) error {
+	return hostapi.PolicyFailure(ctx, pl.log, pl.src.Rel, what, exec, err)
 }
 
 // listenerSpec is the call spec of a non-body callback.

@@ -25,6 +25,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	// The body renders its value in the same trip into the instance
 	// (engine.Prerendered) when it can check it against the output schema.
 	out, _ := dsl.Compile(schema)
+	if d != nil {
+		def.ValidateArgs = d.params.ValidateArgs
+	}
 	def.Execute = func(ctx context.Context, args any, run *engine.Run) (any, error) {
 		if d != nil {
 			if vs := d.params.ValidateArgs(args); vs != nil {
@@ -34,7 +37,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		// What the trip rendered so far, published whole at each step: a
 		// render cut by its deadline is then reported as if called apart.
 		var done atomic.Pointer[engine.Prerendered]
-		v, err := pl.invoke(key, ctx, body, func(i *instance, L *glua.LState, f *frame) (any, error) {
+		spec := body
+		spec.giveUp = run.Caller()
+		v, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
 			fn, _, err := i.callback(key, "execute")
 			if err != nil {
 				return nil, err
@@ -338,7 +343,7 @@ func (pl *pool) guardFunc(key int) engine.GuardFunc {
 			return string(s), nil
 		})
 		if err != nil {
-			return "", err
+			return "", pl.policyFailure(ctx, spec.what, exec, err)
 		}
 		return v.(string), nil
 	}

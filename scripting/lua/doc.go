@@ -14,11 +14,19 @@
 // tool body when its caller's ctx is done (the timeout wrapper's deadline
 // or a cancellation), for every other callback when the caller's ctx is
 // done or its own deadline (Host.ListenerTimeout, from when it starts)
-// passes. If the script has not returned a grace period (Host.Grace) after
-// that deadline, the state's context is cancelled: the Lua code stops at its
-// next instruction, pcall cannot catch it (the sandbox re-raises), and the
-// instance is discarded; the next call is served by a fresh instance that
-// replays the top level. The state checks its context at every instruction,
+// passes. If the script's code still runs a grace period (Host.Grace) after
+// that, it is stopped: the state's context is cancelled, the Lua code stops
+// at its next instruction, pcall cannot catch it (the sandbox re-raises),
+// and the instance is discarded; the next call is served by a fresh instance
+// that replays the top level. A call served nested (a composite tool's
+// nested call) is stopped alone, through a context of its own: the call
+// below it runs on, and the instance is replaced once they have returned. A
+// call that waits in tools.call, next() or exec.elicit when its grace is
+// over is not stopped: past its deadline its wait ends and it fails with
+// its deadline's error; after an abort it is awaited while its caller waits
+// for it, then the same (see overdue.go). A stopped call fails as
+// engine.ErrAborted ("tool call aborted") or as its listener deadline's
+// timeout. The state checks its context at every instruction,
 // which slows tight loops, so the context is set only while a deadline
 // applies. Host functions (the capability modules) receive the call's ctx,
 // so a blocked one returns when its call is cancelled.
@@ -40,6 +48,14 @@
 //     A raised table with a string message is that message, with its name
 //     and code as the failure's info when both are strings. Other raised
 //     values read as "(error object is a <type> value)".
+//   - A policy (listener, wrapper, guard) that fails logs a warning naming
+//     the plugin, the file and the line. A runtime error the interpreter
+//     raised (indexing nil, calling a non-function) is the plugin's bug and
+//     its failure reads `policy.lua:12: attempt to index … (plugin
+//     "policy.lua")`; what the script raised itself (error, assert, an
+//     error table) reads exactly as its message, as the spec's cases do.
+//     The plugin's error and assert are gopher-lua's, wrapped to remember
+//     the message they raise, which is how the two are told apart.
 //   - The host raises its own errors as tables {name, message, code?} whose
 //     tostring is the message and which concatenate like strings; a coded Go
 //     error (a capability module's ENOENT, JsonSchemaError) keeps its name
@@ -88,15 +104,16 @@
 //
 // # run_code programs
 //
-// [ProgramRuntime] runs run_code programs (ptc.md §0.3); its doc says how.
+// [ProgramRuntime] runs run_code programs (docs/run-code.md); its doc says how.
 // The one conformance table (tests/testdata/ptc) holds every case in both
 // languages; where a Lua program cannot behave as the TypeScript one, the
 // case says so, and these are the divergences:
 //   - print is the log channel: its arguments joined with a tab, tostring'd,
 //     where console renders values inspect-style.
 //   - A call blocks and returns its value; overlap is tools.gather(f1, ...),
-//     which returns one value per function (multiple results, not a list)
-//     and raises the first error that happens. A call made inside pcall,
+//     which, like Promise.all, returns one array table of the functions'
+//     results in order (null for a function that returned nothing) and
+//     raises the first error that happens. A call made inside pcall,
 //     xpcall or a metamethod within a gathered function cannot suspend its
 //     coroutine (gopher-lua refuses to yield there) and is waited for in
 //     place, without overlap.
@@ -110,7 +127,7 @@
 //     coroutines, mixed tables, tables with a metatable, NaN, -0 and the
 //     infinities here; Dates, BigInts, getters and decorated arrays there.
 //   - Binding slots are ordinary keys of the tools table: a program may
-//     assign one (§2.3 makes them read-only in JavaScript), which changes
+//     assign one (they are read-only in JavaScript), which changes
 //     only its own code, since the bridge holds Go references.
 //   - JavaScript-only behaviours have no Lua case: null-prototype objects,
 //     strict-mode early errors, tampered JavaScript builtins; and the Lua

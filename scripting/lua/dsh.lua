@@ -30,7 +30,7 @@
 ---JSON null (a unique userdata; tostring gives "dsh.null").
 
 -- ---------------------------------------------------------------------------
--- Content blocks and messages (pipeline.md §1.1, §1.2)
+-- Content blocks and messages
 
 ---@class dsh.TextBlock
 ---@field type "text"
@@ -79,7 +79,7 @@
 ---@field source? dsh.MessageSource
 
 -- ---------------------------------------------------------------------------
--- Schemas (pipeline.md §4.1, §4.4)
+-- Schemas
 
 ---A node of the value schema DSL. Objects need additionalProperties = true
 ---or false; a property may carry required = true.
@@ -118,7 +118,7 @@
 ---@field examples? dsh.JsonValue
 
 -- ---------------------------------------------------------------------------
--- Executions (pipeline.md §1.5)
+-- Executions
 
 ---@class dsh.AgentRef
 ---@field id string
@@ -157,7 +157,7 @@
 ---@field content table|nil
 
 -- ---------------------------------------------------------------------------
--- Results (pipeline.md §1.6)
+-- Results
 
 ---@class dsh.ToolErrorInfo
 ---@field name string
@@ -186,7 +186,7 @@
 ---@field meta? dsh.JsonValue
 
 -- ---------------------------------------------------------------------------
--- Decisions (pipeline.md §1.7). Anything else a listener returns (a
+-- Decisions. Anything else a listener returns (a
 -- misspelled kind, a key its kind does not take, nil) fails closed.
 
 ---{kind = "allow"} | {kind = "deny", reason, info?} | {kind = "ask", reason?, displayReason?} | {kind = "cancel"}
@@ -205,7 +205,7 @@
 ---@field additionalContexts? dsh.UserMessage[]
 
 -- ---------------------------------------------------------------------------
--- Presentation cards (pipeline.md §1.11)
+-- Presentation cards
 
 ---@alias dsh.ToolCallKind "read"|"edit"|"delete"|"move"|"search"|"execute"|"fetch"|"other"
 
@@ -234,14 +234,14 @@
 
 ---How a completed call is presented: card "generic", "terminal", "diff",
 ---"search" (shape "matches" or "paths"), "read" or "web" (kind "search" or
----"fetch"), with the fields of pipeline.md §1.11.
+---"fetch"), with the fields below.
 ---@class dsh.ToolResultView
 ---@field card "generic"|"terminal"|"diff"|"search"|"read"|"web"
 ---@field title? string
 ---@field [string] dsh.JsonValue
 
 -- ---------------------------------------------------------------------------
--- Tool definitions (pipeline.md §1.4, §4.7)
+-- Tool definitions
 
 ---@class dsh.ToolOutput
 ---@field schema dsh.JsonSchema|dsh.ValueSchemaSpec The value's schema (the DSL with define_tool, raw JSON Schema otherwise).

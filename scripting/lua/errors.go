@@ -2,6 +2,7 @@ package lua
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,17 +12,27 @@ import (
 	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
 
+	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
 )
 
-// errCallInterrupted is a call whose instance was interrupted.
+// errCallInterrupted is a call whose instance was interrupted: for its own
+// deadline or cancellation (what was interrupted, for cause), or for
+// another call's. The call fails as aborted (engine.ErrAborted: the
+// instance's internals are the host's business, the cause is logged with
+// the interrupt), which the timeout policy reports as its timeout when its
+// deadline caused it.
 type errCallInterrupted struct {
 	what  string
 	cause error
 }
 
-func (e *errCallInterrupted) Error() string { return e.what + " was interrupted: " + e.cause.Error() }
+func (e *errCallInterrupted) Error() string { return engine.ErrAborted().Error() }
 func (e *errCallInterrupted) Unwrap() error { return e.cause }
+
+// Name and Code make it engine.ErrAborted's coded error.
+func (e *errCallInterrupted) Name() string { return engine.ErrAborted().Name() }
+func (e *errCallInterrupted) Code() string { return engine.ErrAborted().Code() }
 
 // syntaxDiagnostic locates an error of compiling the plugin's file: a parse
 // or compile error, or a chunk the sandbox refuses ("file.lua:line: why").
@@ -92,8 +103,9 @@ func tracebackLine(trace, rel string) int {
 	return 0
 }
 
-// diagnostic turns the error of a top level into the plugin's diagnostic.
-func (i *instance) diagnostic(err error) error {
+// diagnostic turns the error of a top level, run under ctx, into the
+// plugin's diagnostic.
+func (i *instance) diagnostic(ctx context.Context, err error) error {
 	var d *scripting.Diagnostic
 	if errors.As(err, &d) {
 		return d
@@ -105,7 +117,7 @@ func (i *instance) diagnostic(err error) error {
 	}
 	var ie *errCallInterrupted
 	if errors.As(err, &ie) {
-		return &scripting.Diagnostic{File: rel, Message: "the top level did not finish within the load deadline", Err: err}
+		return &scripting.Diagnostic{File: rel, Message: scripting.LoadInterrupted(ctx), Err: err}
 	}
 	return &scripting.Diagnostic{File: rel, Message: fmt.Sprint(err), Err: err}
 }

@@ -124,7 +124,7 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 	})
 	if err != nil {
 		inst.close()
-		return nil, inst.diagnostic(err)
+		return nil, inst.diagnostic(ctx, err)
 	}
 	return inst, nil
 }

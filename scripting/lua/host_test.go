@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/lua"
@@ -52,7 +53,8 @@ func loadBare(t testing.TB, files map[string]string, opts ...option) *env {
 // host and the service before loading.
 func loadWith(t testing.TB, root string, cfg hosttest.Config, opts ...option) *env {
 	t.Helper()
-	host := &lua.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond}
+	// hosttest's defaults: a generous listener deadline, a short grace.
+	host := &lua.Host{ListenerTimeout: 10 * time.Second, Grace: testtime.D(20 * time.Millisecond)}
 	e := hosttest.LoadDir(t, host, cfg, root, func(svc *engine.Service) {
 		for _, o := range opts {
 			o(host, svc)

@@ -198,10 +198,7 @@ register { name = "trap", description = "", parameters = { type = "object" },
 	t.Run("a guard that throws fails closed", func(t *testing.T) {
 		e := load(t, map[string]string{"t.lua": tool("t", `{ type = "string" }`, `return "ran"`),
 			"g.lua": `require("dsh").tools.guard(function(exec) local t = nil; return t.x end)`})
-		got := e.call(t, "t", nil)
-		if !strings.HasPrefix(got, `{"isError":true,"error":{"message":"attempt to index`) {
-			t.Errorf("got %s", got)
-		}
+		hosttest.Want(t, e.call(t, "t", nil), hosttest.Failure(`g.lua:1: attempt to index a non-table object(nil) with key 'x' (plugin "g.lua")`, ""))
 	})
 }
 

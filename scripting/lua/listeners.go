@@ -88,7 +88,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			return scripting.ReadPreDecision(g)
 		})
 		if err != nil {
-			return engine.PreDecision{}, err
+			return engine.PreDecision{}, pl.policyFailure(ctx, spec.what, exec, err)
 		}
 		return v.(engine.PreDecision), nil
 	}
@@ -130,7 +130,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 			return scripting.ReadResult(g)
 		})
 		if err != nil {
-			return nil, err
+			return nil, pl.policyFailure(ctx, spec.what, exec, err)
 		}
 		return v.(*engine.Result), nil
 	}
@@ -162,7 +162,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			return scripting.ReadPostDecision(g)
 		})
 		if err != nil {
-			return engine.PostDecision{}, err
+			return engine.PostDecision{}, pl.policyFailure(ctx, spec.what, exec, err)
 		}
 		return v.(engine.PostDecision), nil
 	}

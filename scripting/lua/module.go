@@ -283,7 +283,7 @@ func (i *instance) defineTool(L *glua.LState) int {
 	}
 	params, err := dsl.CompileParameterSpec(spec)
 	if err != nil {
-		i.throw(L, err)
+		i.throw(L, engine.SchemaError(nameStr, "parameters", err))
 	}
 	out, _ := opts.RawGetString("output").(*glua.LTable)
 	if out == nil {
@@ -295,11 +295,11 @@ func (i *instance) defineTool(L *glua.LState) int {
 	}
 	outSchema, err := dsl.CompileValueSpec(outSpec)
 	if err != nil {
-		i.throw(L, err)
+		i.throw(L, engine.SchemaError(nameStr, "output.schema", err))
 	}
 	compiled, err := dsl.Compile(params)
 	if err != nil {
-		i.throw(L, err)
+		i.throw(L, engine.SchemaError(nameStr, "parameters", err))
 	}
 	def := L.CreateTable(0, 10)
 	def.RawSetString("name", name)
@@ -401,7 +401,7 @@ func (i *instance) definition(obj *glua.LTable, d *defined) (*engine.Definition,
 	} else {
 		schema, err := i.conv.ToGo(sv, "schema", nil)
 		if err != nil {
-			return nil, schemaError(err)
+			return nil, engine.SchemaError(def.Name, "output.schema", schemaError(err))
 		}
 		def.Output.Schema = schema
 	}

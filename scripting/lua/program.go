@@ -59,8 +59,8 @@ type ProgramOptions struct {
 const DefaultWarmStates = 2
 
 // ProgramRuntime runs run_code programs written in Lua in gopher-lua,
-// in-process (ptc.md §0.3, §2.2–§2.4, §3). Each run gets a fresh state with
-// the sandbox of scripting.md (package internal/sandbox) and nothing else
+// in-process (docs/run-code.md). Each run gets a fresh state with
+// the plugins' sandbox (package internal/sandbox) and nothing else
 // but its own globals: its namespaces (tools), their error classes
 // (ToolCallError), print, and the JSON helpers null, array and object.
 //
@@ -83,11 +83,16 @@ const DefaultWarmStates = 2
 //     bindings, whatever their names (tools["a.b"], tools.__index): pairs
 //     lists them and nothing else. Calling one (tools.echo{value = "x"})
 //     blocks the program until the call settles, and returns its value or
-//     raises the namespace's error. The namespace's metatable (protected)
+//     raises the namespace's error. Calling a name the namespace lacks
+//     (tools.nope{}) raises its error too, `unknown tool "nope"` with the
+//     closest names, while reading the name still gives nil (see
+//     luaCallSites). The namespace's metatable (protected)
 //     offers gather, unless a binding has that name: tools.gather(f1, f2,
 //     ...) runs the functions as coroutines, so that their tool calls are
-//     submitted together and overlap, and returns their first results in
-//     order, or raises the first error one of them raised. A tool call
+//     submitted together and overlap, and returns one array table of their
+//     first results in order (null for a function that returned nothing),
+//     like Promise.all, or raises the first error one of them raised: local
+//     r = tools.gather(f, g) then r[1], r[2]. A tool call
 //     that a gathered function makes inside a protected call (pcall,
 //     xpcall) or a metamethod cannot suspend its coroutine and blocks it
 //     instead (it is still made and waited for, without overlap).
@@ -234,6 +239,7 @@ type programRun struct {
 	depth    int                       // gathers running inside one another
 	marker   *glua.LUserData           // what a thread yields for a pending call
 	pending  map[*glua.LState]*pending // the call each suspended gather thread waits for
+	calledAt luaCallSites              // the program's call sites
 }
 
 // stop ends the run for f unless it already ended: the state's context is
@@ -270,10 +276,11 @@ func (r *programRun) run() (res ptc.Result) {
 		r.rt.pool.Refill()
 	}()
 
-	fn, fail := r.rt.compile(st, r.req.Program)
+	fn, calls, fail := r.rt.compile(st, r.req.Program)
 	if fail != nil {
 		return ptc.Result{Err: fail}
 	}
+	r.calledAt = calls
 	if err := r.bind(); err != nil {
 		return ptc.Result{Err: ptc.CrashFailure(err.Error())}
 	}
@@ -303,8 +310,6 @@ func (r *programRun) run() (res ptc.Result) {
 	r.mu.Unlock()
 
 	switch {
-	case fail != nil && fail.Kind == ptc.KindOutputLimit:
-		return r.ledger.Limit()
 	case fail != nil:
 		return ptc.Result{Err: fail}
 	case callErr != nil:
@@ -371,7 +376,9 @@ func (r *programRun) completion(v glua.LValue) ptc.Result {
 	gv, err := r.conv.ToGo(v, "value", nil)
 	if err != nil {
 		if errors.Is(err, dsl.ErrLimit) {
-			return r.ledger.Limit()
+			// Run's Finish gives the logs so far their share beside the
+			// message (its Limit's result would charge them again).
+			return ptc.Result{Err: ptc.OutputLimitFailure(r.ledger.Cap())}
 		}
 		return ptc.Result{Err: ptc.InvalidOutputFailure()}
 	}

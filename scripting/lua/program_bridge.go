@@ -77,15 +77,32 @@ func (r *programRun) bind() error {
 			t.RawSetString(b.Name, L.Get(-1))
 			L.Pop(1)
 		}
-		helpers := L.CreateTable(0, 1)
-		helpers.RawSetString(gatherName, gatherFn)
 		mt := L.CreateTable(0, 2)
-		mt.RawSetString("__index", helpers)
+		mt.RawSetString("__index", L.NewFunction(func(L *glua.LState) int {
+			L.Push(r.index(L, i, gatherFn))
+			return 1
+		}))
 		mt.RawSetString("__metatable", glua.LString(ns.Global))
 		t.Metatable = mt
 		g.RawSetString(ns.Global, t)
 	}
 	return nil
+}
+
+// index is the __index of namespace ns, for a key it does not bind: gather
+// (the helper), a function raising an unknown tool's error at a call site
+// (see luaCallSites), nil anywhere else.
+func (r *programRun) index(L *glua.LState, ns int, gatherFn *glua.LFunction) glua.LValue {
+	key, ok := L.Get(2).(glua.LString)
+	switch {
+	case !ok:
+		return glua.LNil
+	case key == gatherName:
+		return gatherFn
+	case r.calledAt.fetches(L, string(key)):
+		return r.unknownBinding(L, ns, string(key))
+	}
+	return glua.LNil
 }
 
 // errorString is the __tostring of an error class: the error's message.
@@ -290,10 +307,11 @@ func yieldable() bool {
 // gather is tools.gather(f1, f2, ...): each function runs as a coroutine,
 // in order, until it ends or makes a tool call; the calls so made are
 // submitted at once and waited for in submission order, each resuming its
-// coroutine with its value. It returns each function's first result, in
-// order, or raises the first error a function raised (a failed call in a
-// coroutine is raised there: it is that function's error). The other
-// functions are then abandoned.
+// coroutine with its value. Like Promise.all it returns one table, marked
+// as a JSON array: each function's first result, in order, null for a
+// function that returned nothing (or nil). Or it raises the first error a
+// function raised (a failed call in a coroutine is raised there: it is that
+// function's error); the other functions are then abandoned.
 func (r *programRun) gather(L *glua.LState) int {
 	n := L.GetTop()
 	if n > maxGatherFunctions {
@@ -373,10 +391,16 @@ func (r *programRun) gather(L *glua.LState) int {
 		lv := r.settle(L, w.p.ns, w.p.name, v, err)
 		step(w.i, lv)
 	}
+	out := L.CreateTable(n, 0)
 	for _, v := range results {
-		L.Push(v)
+		if v == glua.LNil {
+			v = r.conv.Null() // a function that returned nothing: null keeps the sequence whole
+		}
+		out.Append(v)
 	}
-	return n
+	r.conv.MarkArray(out)
+	L.Push(out)
+	return 1
 }
 
 // newThread makes a thread of L without a context: gopher-lua would give

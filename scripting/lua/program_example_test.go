@@ -49,11 +49,11 @@ func ExampleProgramRuntime() {
 	agent := engine.NewAgent("main", nil)
 	svc.Scope(agent).SetExecutor(exec) // and to the agents below it
 
-	program := `local a, b = tools.gather(
+	program := `local r = tools.gather(
   function() return tools.upper{text = "hello"} end,
   function() return tools.upper{text = "world"} end)
 print("two", "calls")
-return a .. " " .. b`
+return r[1] .. " " .. r[2]`
 	r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: ptc.ToolName, Agent: agent,
 		Arguments: dsl.NewObject(dsl.Member{Key: "code", Value: program}, dsl.Member{Key: "description", Value: "Shout two words"})})
 	fmt.Println(r.Content[0].(engine.TextBlock).Text)

@@ -150,7 +150,7 @@ return s`, n)
 func BenchmarkLuaRunCodeGather(b *testing.B) {
 	program := `local fs = {}
 for i = 1, 10 do fs[i] = function() return tools.wait{ms = 10} end end
-return select("#", tools.gather(unpack(fs)))`
+return #tools.gather(unpack(fs))`
 	run := pipelineRun(b)
 	wantResult(b, run(0, program), `"result":10`)
 	b.ReportAllocs()

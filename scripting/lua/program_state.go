@@ -97,27 +97,31 @@ var concatPlaceholder = &glua.LFunction{IsG: true, GFunction: func(L *glua.LStat
 	return 0
 }}
 
-// compile returns the program's function in st's state, or the exception
-// of its syntax error (nothing ran). A program is parsed and compiled by the
-// sandbox once per text; each run gets a copy of the prototypes bound to
-// its own state's concat function.
-func (p *ProgramRuntime) compile(st *programState, src string) (*glua.LFunction, *ptc.Failure) {
+// compile returns the program's function in st's state and its call
+// sites, or the exception of its syntax error (nothing ran). A program is
+// parsed and compiled by the sandbox once per text; each run gets a copy of
+// the prototypes bound to its own state's concat function.
+func (p *ProgramRuntime) compile(st *programState, src string) (*glua.LFunction, luaCallSites, *ptc.Failure) {
 	p.cmu.Lock()
 	cached, ok := p.cache[src]
 	p.cmu.Unlock()
 	if ok {
 		if !cached.concat {
-			return st.L.NewFunctionFromProto(cached.proto), nil
+			return st.L.NewFunctionFromProto(cached.proto), cached.calls, nil
 		}
-		return st.L.NewFunctionFromProto(bindProto(cached.proto, concatPlaceholder, sandbox.ConcatFunction(st.L))), nil
+		return st.L.NewFunctionFromProto(bindProto(cached.proto, concatPlaceholder, sandbox.ConcatFunction(st.L))), cached.calls, nil
 	}
 	fn, err := sandbox.Load(st.L, src, programChunk, 0)
 	if err != nil {
-		return nil, syntaxFailure(err)
+		return nil, luaCallSites{}, syntaxFailure(err)
 	}
-	stored := compiled{proto: fn.Proto}
+	calls, err := collectLuaCallSites(src)
+	if err != nil { // the sandbox parsed it: unreachable
+		return nil, luaCallSites{}, syntaxFailure(err)
+	}
+	stored := compiled{proto: fn.Proto, calls: calls}
 	if concat := functionConstant(fn.Proto); concat != nil {
-		stored = compiled{proto: bindProto(fn.Proto, concat, concatPlaceholder), concat: true}
+		stored = compiled{proto: bindProto(fn.Proto, concat, concatPlaceholder), concat: true, calls: calls}
 	}
 	p.cmu.Lock()
 	if len(p.cache) >= maxCachedPrograms {
@@ -125,14 +129,16 @@ func (p *ProgramRuntime) compile(st *programState, src string) (*glua.LFunction,
 	}
 	p.cache[src] = stored
 	p.cmu.Unlock()
-	return fn, nil
+	return fn, calls, nil
 }
 
-// compiled is a cached program: its prototypes, and whether they hold
-// concatPlaceholder (else they hold no function and are shared as they are).
+// compiled is a cached program: its prototypes, whether they hold
+// concatPlaceholder (else they hold no function and are shared as they
+// are), and its call sites.
 type compiled struct {
 	proto  *glua.FunctionProto
 	concat bool
+	calls  luaCallSites
 }
 
 // syntaxFailure is the exception of a program the sandbox refused to

@@ -217,6 +217,74 @@ return r`, `{"logs":[],"value":["tool arguments must be lossless JSON: args[0]: 
 	}
 }
 
+func TestProgramRuntimeUnknownTools(t *testing.T) {
+	rt := newProgramRuntime(t, nil)
+	var called atomic.Int32
+	counting := func(name string) ptc.Binding {
+		return ptc.Binding{Name: name, Call: func(context.Context, any) (any, error) {
+			called.Add(1)
+			return name, nil
+		}}
+	}
+	ns := toolsNS(counting("note"), counting("nop2"), counting("echo"))
+	const nope = `unknown tool \"nope\"; did you mean \"nop2\" or \"note\"?`
+	tests := []struct {
+		name, code, want string
+		calls            int32
+	}{
+		{"a call of an unknown tool raises a ToolCallError naming the close tools",
+			`local ok, e = pcall(function() return tools.nope{} end)
+return {ok, ToolCallError.is(e), e.name, e.toolName, e.message, tostring(e) == e.message}`,
+			`{"logs":[],"value":[false,true,"ToolCallError","nope","` + nope + `",true]}`, 0},
+		{"pcall of an unknown tool gives the error", `local ok, e = pcall(tools.nope, {}) return {ok, ToolCallError.is(e), e.toolName}`,
+			`{"logs":[],"value":[false,true,"nope"]}`, 0},
+		{"an uncaught call of an unknown tool is the exception", `tools.nope{}`,
+			`{"logs":[],"error":{"kind":"exception","message":"ToolCallError: ` + nope + `"}}`, 0},
+		{"a bracketed name and a call with parentheses are calls", `local _, a = pcall(function() return tools["nope"]({}) end)
+local _, b = pcall(function() return tools.nope({}) end)
+return {a.toolName, b.toolName}`, `{"logs":[],"value":["nope","nope"]}`, 0},
+		{"a computed name is a call", `local n = "nope" local _, e = pcall(function() return tools[n]{} end) return e.message`,
+			`{"logs":[],"value":"` + nope + `"}`, 0},
+		{"a method call is a call", `local _, e = pcall(function() return tools:nope() end) return e.toolName`, `{"logs":[],"value":"nope"}`, 0},
+		{"a call split over lines is a call", "local _, e = pcall(function() return tools\n  .nope{\n    x = 1\n  } end) return e.toolName",
+			`{"logs":[],"value":"nope"}`, 0},
+		{"a call inside gather is raised by gather", `local ok, e = pcall(tools.gather, function() return tools.echo{} end, function() return tools.nope{} end)
+return {ok, e.toolName}`, `{"logs":[],"value":[false,"nope"]}`, 1},
+		{"a name far from every tool names none", `local _, e = pcall(tools.deploy, {}) return e.message`, `{"logs":[],"value":"unknown tool \"deploy\""}`, 0},
+		{"reading an unknown name is still nil and changes nothing else", `local keys = {}
+for k in pairs(tools) do keys[#keys + 1] = k end
+table.sort(keys)
+return {type(tools.nope), tools.nope == nil, tools["nope"] == nil, rawget(tools, "nope") == nil, keys, type(tools.hasOwnProperty), type(tools.gather)}`,
+			`{"logs":[],"value":["nil",true,true,true,["echo","nop2","note"],"nil","function"]}`, 0},
+		{"a name read on a line that also calls it is nil", `local t = type(tools.nope) local ok = pcall(function() return tools.nope{} end) return {t, ok}`,
+			`{"logs":[],"value":["nil",false]}`, 0},
+		{"an unknown name read then called on another line keeps Lua's error", `local f = tools.nope
+local ok, e = pcall(function() return f{} end)
+return {ok, type(e) == "string" and e:find("attempt to call a non%-function object") ~= nil}`, `{"logs":[],"value":[false,true]}`, 0},
+		{"a tool the program adds is called", `tools.mine = function() return 7 end return tools.mine{}`, `{"logs":[],"value":7}`, 0},
+		{"a local table named tools is an ordinary table", `local tools = {} local ok, e = pcall(function() return tools.nope{} end)
+return {ok, type(e) == "string" and e:find("attempt to call a non%-function object") ~= nil}`, `{"logs":[],"value":[false,true]}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			called.Store(0)
+			if got := render(t, runProgram(t, rt, ns, tt.code)); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+			if n := called.Load(); n != tt.calls {
+				t.Errorf("the bindings ran %d times, want %d", n, tt.calls)
+			}
+		})
+	}
+	t.Run("a namespace without an error class raises the message", func(t *testing.T) {
+		ns := []ptc.Namespace{{Global: "helpers", Bindings: []ptc.Binding{counting("h1")}}}
+		got := render(t, runProgram(t, rt, ns, `local ok, e = pcall(helpers.h2, {}) return {ok, e}`))
+		if want := `{"logs":[],"value":[false,"unknown tool \"h2\"; did you mean \"h1\"?"]}`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	})
+}
+
 func TestProgramRuntimePrint(t *testing.T) {
 	rt := newProgramRuntime(t, nil)
 	tests := []struct {
@@ -245,6 +313,14 @@ func TestProgramRuntimePrint(t *testing.T) {
 		res := runProgram(t, rt, nil, `print(setmetatable({}, {__tostring = function() return {} end}))`)
 		if res.Err == nil || res.Err.Kind != ptc.KindException || !strings.Contains(res.Err.Message, "'__tostring' must return a string") {
 			t.Errorf("got %s", render(t, res))
+		}
+	})
+	t.Run("a log before a completion past the converter's bounds is kept once", func(t *testing.T) {
+		// Generous budgets: building 100,001 levels is slow under -race.
+		rt := newProgramRuntime(t, func(b *ptc.Budgets) { b.MaxOutputBytes, b.ComputeMs, b.MaxWallMs = 64, 60_000, 120_000 })
+		res := runProgram(t, rt, nil, `print("abc") local v = 0 for i = 1, 100001 do v = {v} end return v`)
+		if got, want := render(t, res), `{"logs":["abc"],"error":{"kind":"output-limit","message":"outer output exceeded 64 bytes"}}`; got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
 		}
 	})
 	t.Run("an entry past the output cap ends the run", func(t *testing.T) {
@@ -318,10 +394,10 @@ func (b *barrier) twoStep(name string) ptc.Binding {
 }
 
 func TestGatherOverlapsCalls(t *testing.T) {
-	const program = `return {tools.gather(
+	const program = `return tools.gather(
   function() return tools.r{v = 1} end,
   function() local a = tools.r{v = 2} return a * 10 end,
-  function() return tools.r{v = 3} end)}`
+  function() return tools.r{v = 3} end)`
 	for _, tc := range []struct {
 		name    string
 		bind    func(*barrier) ptc.Binding
@@ -370,26 +446,32 @@ func TestGather(t *testing.T) {
 	tests := []struct {
 		name, code, want string
 	}{
-		{"results come in order, one per function", `local a, b, c = tools.gather(function() return 1 end, function() return tools.echo{2} end, function() end)
-return {a, b, c == nil}`, `{"logs":[],"value":[1,[2],true]}`},
-		{"no functions give nothing", `return select("#", tools.gather())`, `{"logs":[],"value":0}`},
-		{"a function may make several calls", `local a = tools.gather(function() local x = tools.echo{1} local y = tools.echo{2} return {x, y} end) return a`,
+		{"the results come in one array table in order, null for a function that returns nothing",
+			`local r = tools.gather(function() return 1 end, function() return tools.echo{2} end, function() end, function() return nil end)
+return {r[1], r[2], r[3] == null, r[4] == null, #r}`, `{"logs":[],"value":[1,[2],true,true,4]}`},
+		{"the array table is the only result", `return select("#", tools.gather(function() return 1 end, function() return 2 end))`,
+			`{"logs":[],"value":1}`},
+		{"the array table is returned as a JSON array", `return tools.gather(function() return "a" end, function() end)`,
+			`{"logs":[],"value":["a",null]}`},
+		{"only a function's first result is kept", `return tools.gather(function() return 1, 2 end)`, `{"logs":[],"value":[1]}`},
+		{"no functions give an empty array", `return tools.gather()`, `{"logs":[],"value":[]}`},
+		{"a function may make several calls", `local r = tools.gather(function() local x = tools.echo{1} local y = tools.echo{2} return {x, y} end) return r[1]`,
 			`{"logs":[],"value":[[1],[2]]}`},
 		{"the first error is raised", `local ok, e = pcall(tools.gather, function() return tools.echo{1} end, function() return tools.fail{} end, function() tools.echo{3} error("later", 0) end)
 return {ok, ToolCallError.is(e), e.message}`, `{"logs":[],"value":[false,true,"deliberate failure"]}`},
 		{"a plain error is raised as it was", `local ok, e = pcall(tools.gather, function() error("boom", 0) end) return {ok, e}`, `{"logs":[],"value":[false,"boom"]}`},
 		{"a failed call can be caught inside a function", `local r = tools.gather(function() local ok, e = pcall(tools.fail, {}) return e.message end) return r`,
-			`{"logs":[],"value":"deliberate failure"}`},
-		{"calls inside pcall still work", `local a, b = tools.gather(function() local ok, v = pcall(tools.echo, {1}) return v end, function() return tools.echo{2} end) return {a, b}`,
+			`{"logs":[],"value":["deliberate failure"]}`},
+		{"calls inside pcall still work", `return tools.gather(function() local ok, v = pcall(tools.echo, {1}) return v end, function() return tools.echo{2} end)`,
 			`{"logs":[],"value":[[1],[2]]}`},
-		{"a tail call works", `local a, b = tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end) return {a, b}`,
+		{"a tail call works", `return tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end)`,
 			`{"logs":[],"value":[[1],[2]]}`},
-		{"gathers nest", `local a, b = tools.gather(function() return {tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end)} end,
-  function() return tools.echo{3} end) return {a, b}`, `{"logs":[],"value":[[[1],[2]],[3]]}`},
+		{"gathers nest", `return tools.gather(function() return tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end) end,
+  function() return tools.echo{3} end)`, `{"logs":[],"value":[[[1],[2]],[3]]}`},
 		{"a function that yields is an error", `local ok, e = pcall(tools.gather, function() coroutine.yield(1) end) return {ok, e}`,
 			`{"logs":[],"value":[false,"program.lua:1: tools.gather: function #1 yielded outside a tool call"]}`},
 		{"a coroutine inside a function works", `return tools.gather(function() local co = coroutine.wrap(function() coroutine.yield(tools.echo{1}) end) return co() end)`,
-			`{"logs":[],"value":[1]}`},
+			`{"logs":[],"value":[[1]]}`},
 		{"a value that is not a function is refused", `local ok, e = pcall(tools.gather, 1) return {ok, e}`,
 			`{"logs":[],"value":[false,"program.lua:1: bad argument #1 to (anonymous) (function expected)"]}`},
 	}
@@ -490,10 +572,10 @@ coroutine.create, coroutine.resume, coroutine.yield, coroutine.wrap, coroutine.r
 `
 	const use = `
 local v = tools.echo{list = {1, 2}, obj = {b = 1, a = null}, e = array()}
-local a, b = tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end)
+local g = tools.gather(function() return tools.echo{1} end, function() return tools.echo{2} end)
 local ok, e = pcall(tools.fail, {})
 print("v", v.obj.a, ToolCallError.is(e), e)
-return {v, a, b, ok, e.message}`
+return {v, g[1], g[2], ok, e.message}`
 	want := `{"logs":["v\tnull\ttrue\tdeliberate failure"],"value":[{"e":[],"list":[1,2],"obj":{"a":null,"b":1}},[1],[2],false,"deliberate failure"]}`
 	if got := render(t, runProgram(t, rt, ns, use)); got != want {
 		t.Fatalf("untampered: got %s\nwant %s", got, want)

@@ -8,7 +8,8 @@ import (
 )
 
 // setup makes the instance's sandboxed state on its goroutine and installs
-// the dsh module and print.
+// the dsh module, print, and the error and assert that remember what they
+// raise.
 func (i *instance) setup() error {
 	L, err := sandbox.New(sandbox.Options{Root: i.pool.src.Root, Modules: i.requireHost})
 	if err != nil {
@@ -18,7 +19,15 @@ func (i *instance) setup() error {
 	i.conv = luavalue.New(L, luavalue.Limits{})
 	i.newMetatables(L)
 	i.dsh = i.dshModule(L)
-	L.G.Global.RawSetString("print", L.NewFunction(i.print))
+	g := L.G.Global
+	g.RawSetString("print", L.NewFunction(i.print))
+	// error and assert remember what they raise, so that a failure tells
+	// the script's own errors from the interpreter's.
+	for _, name := range []string{"error", "assert"} {
+		if f, ok := g.RawGetString(name).(*glua.LFunction); ok && f.IsG {
+			g.RawSetString(name, L.NewFunction(i.noteRaise(f.GFunction, name == "assert")))
+		}
+	}
 	return nil
 }
 

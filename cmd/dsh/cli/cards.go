@@ -67,9 +67,17 @@ func sources(recs []record) []cardSource {
 // group is a maximal run of calls that were started while an earlier one
 // of the group had not committed (a parallel group), or a single call (an
 // exclusive barrier, or a parallel call that ran alone). It returns the
-// call ids of each group.
-func schedule(recs []record) [][]string {
-	var groups [][]string
+// call ids of each group. The calls aborted before dispatch (skipped after
+// an interrupt, or cancelled before their body started) did not run: they
+// are left out of the groups and returned apart, in the order of their
+// tool/call records.
+func schedule(recs []record) (groups [][]string, notRun []string) {
+	skipped := map[string]bool{} // the tool/call ids of calls aborted before dispatch
+	for _, r := range recs {
+		if r.typ == engine.EventToolResult && r.errorCode() == engine.CodeAbortedBeforeDispatch {
+			skipped[r.str("callEvent")] = true
+		}
+	}
 	var group []string
 	open := map[string]bool{}
 	for _, r := range recs {
@@ -78,9 +86,16 @@ func schedule(recs []record) [][]string {
 		}
 		switch r.typ {
 		case engine.EventToolCall:
+			if skipped[r.id] {
+				notRun = append(notRun, r.str("callId"))
+				continue
+			}
 			open[r.id] = true
 			group = append(group, r.str("callId"))
 		case engine.EventToolResult:
+			if skipped[r.str("callEvent")] {
+				continue
+			}
 			delete(open, r.str("callEvent"))
 			if len(open) == 0 && len(group) > 0 {
 				groups = append(groups, group)
@@ -91,7 +106,19 @@ func schedule(recs []record) [][]string {
 	if len(group) > 0 {
 		groups = append(groups, group)
 	}
-	return groups
+	return groups, notRun
+}
+
+// errorCode returns a tool/result record's error code, or "".
+func (r record) errorCode() string {
+	v, _ := r.data.Get("error")
+	o, ok := v.(*dsl.Object)
+	if !ok {
+		return ""
+	}
+	code, _ := o.Get("code")
+	s, _ := code.(string)
+	return s
 }
 
 // presenter draws cards from records with the definitions a session's
@@ -137,12 +164,7 @@ func (p presenter) card(src cardSource) card {
 		}
 		c.content = blocks
 	}
-	if v, ok := res.Get("error"); ok {
-		if o, ok := v.(*dsl.Object); ok {
-			code, _ := o.Get("code")
-			c.code, _ = code.(string)
-		}
-	}
+	c.code = src.result.errorCode()
 	meta, hasMeta := res.Get("meta")
 	if def != nil && def.PresentResult != nil && hasArgs {
 		c.result = def.PresentResult(args, engine.ResultSummary{

@@ -5,11 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/dsl"
 )
 
 func TestVersionOf(t *testing.T) {
@@ -26,6 +29,30 @@ func TestVersionOf(t *testing.T) {
 		if got := versionOf(tc.info, tc.ok); got != tc.want {
 			t.Errorf("versionOf(%+v, %v) = %q, want %q", tc.info, tc.ok, got, tc.want)
 		}
+	}
+}
+
+func TestVersionJSON(t *testing.T) {
+	platform := `"go":"` + runtime.Version() + `","os":"` + runtime.GOOS + `","arch":"` + runtime.GOARCH + `"`
+	for _, tc := range []struct {
+		name string
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{"without build information, the devel version and this Go", nil, false, `{"version":"(devel)",` + platform + `}`},
+		{"a release names its version and the Go it was built with", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.3.1"}}, true,
+			`{"version":"v0.3.1","go":"go1.26.0","os":"` + runtime.GOOS + `","arch":"` + runtime.GOARCH + `"}`},
+		{"a build from a checkout names its commit, in a fixed order", &debug.BuildInfo{GoVersion: runtime.Version(), Settings: []debug.BuildSetting{
+			{Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.revision", Value: "0123abc"}, {Key: "GOOS", Value: "plan9"},
+		}}, true, `{"version":"(devel)",` + platform + `,"revision":"0123abc","revisionTime":"2026-01-02T03:04:05Z","modified":true}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := dsl.Marshal(versionJSON(tc.info, tc.ok))
+			if err != nil || string(got) != tc.want {
+				t.Errorf("versionJSON = %s, %v\nwant %s", got, err, tc.want)
+			}
+		})
 	}
 }
 
@@ -65,7 +92,7 @@ func TestRunUsageError(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
 }
 
 // TestRunCallsInProcess runs plugins in-process: every goroutine the

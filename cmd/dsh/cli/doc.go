@@ -12,7 +12,9 @@
 // 1 for problems the user must fix (a bad calls file or session log,
 // plugin diagnostics in check, schema violations), 2 for usage errors (and,
 // for the schema commands, unreadable input or an unusable schema, as they
-// always did), 130 when interrupted.
+// always did), 130 when interrupted (SIGINT), 143 when terminated
+// (SIGTERM): both cancel the command's context, and a second signal kills
+// dsh at once.
 //
 // Choices where the issue is silent:
 //   - Cards are drawn from the session's durable events (tool/call and
@@ -21,7 +23,17 @@
 //     cards come from events built from a tools/result observer.
 //   - The summary's "ran a | b+c" reads the schedule from the events: calls
 //     joined by + were started while an earlier one of them had not
-//     committed.
+//     committed. Calls aborted before dispatch never ran: they are listed
+//     apart ("aborted before dispatch: c2, c3").
+//   - A global flag belongs to a kind (flagKind): output, plugins, agent,
+//     calls, executor. Each command accepts the kinds of what it does; a
+//     flag of another kind is a usage error that says why ("--log: "dsh
+//     check" runs no tool calls"), and the command's help lists only the
+//     global flags it accepts.
+//   - The diff of a call that failed is not drawn: its card would read as
+//     if the change was made.
+//   - "dsh call" refuses ARGS_JSON that is not JSON (a usage error); a
+//     model's malformed arguments can still be replayed through "dsh run".
 //   - A calls file's calls with different "agent"s run as consecutive
 //     batches, one per run of calls of the same agent.
 //   - --approve prompt asks on standard error and reads standard input;

@@ -86,6 +86,15 @@ what each plugin that loaded registered:
 
   scripts/plugins/word_count.ts: tool word_count
 
+With --mcp or --mcp-config it imports the servers too: a server not
+reached, or a tool outside the schema subset, is a diagnostic named
+"mcp:NAME", and each server reached is listed with its tools:
+
+  mcp:fs: tools fs.read_file, fs.list_directory
+
+With --json it prints {"diagnostics": [...], "plugins": [...], "servers":
+[{"name", "tools": [{"name"}]}]}.
+
 Exit status: 0 when every plugin loaded, 1 when a diagnostic was printed
 (or a scripts directory cannot be read), 2 for a usage error.`,
 		Example: `  dsh check
@@ -114,13 +123,31 @@ Exit status: 0 when every plugin loaded, 1 when a diagnostic was printed
 			for _, p := range loaded {
 				fmt.Fprintf(o.stdout, "%s: %s\n", p.path, registrations(p.plugin.Effects()))
 			}
-			fmt.Fprintf(o.stdout, "%s loaded, %s\n", plural(len(loaded), "plugin", "plugins"), plural(len(s.diags), "diagnostic", "diagnostics"))
+			for _, srv := range s.imported {
+				fmt.Fprintf(o.stdout, "mcp:%s: %s\n", srv.name, importedTools(srv.tools))
+			}
+			imported := ""
+			if len(s.imported) > 0 {
+				imported = plural(len(s.imported), "MCP server", "MCP servers") + " imported, "
+			}
+			fmt.Fprintf(o.stdout, "%s loaded, %s%s\n", plural(len(loaded), "plugin", "plugins"), imported, plural(len(s.diags), "diagnostic", "diagnostics"))
 			if len(s.diags) > 0 {
 				return exitWith(exitViolations)
 			}
 			return nil
 		},
 	}
+}
+
+// importedTools describes the tools an MCP server's listing registered.
+func importedTools(tools []string) string {
+	switch len(tools) {
+	case 0:
+		return "no tools"
+	case 1:
+		return "tool " + tools[0]
+	}
+	return "tools " + strings.Join(tools, ", ")
 }
 
 // registrations describes what a plugin's top level made: its tools
@@ -183,7 +210,8 @@ func registrations(effects []scripting.Effect) string {
 
 // checkJSON is check's --json form: {"diagnostics": [{file, line, col,
 // message, revision?}], "plugins": [{file, tools: [{name, agent?}],
-// effects: [{kind, name?, agent?, line?}], revision, loadedAt}]}. A
+// effects: [{kind, name?, agent?, line?}], revision, loadedAt}], "servers":
+// [{name, tools: [{name}]}]}, the servers being the MCP servers reached. A
 // revision is the file's content hash (SHA-256, hex), the one "dsh watch"
 // reports; loadedAt is when the plugin loaded, as JavaScript's toISOString
 // writes it.
@@ -232,7 +260,16 @@ func checkJSON(s *session, loaded []loadedPlugin) any {
 			dsl.Member{Key: "revision", Value: p.plugin.Revision()},
 			dsl.Member{Key: "loadedAt", Value: p.plugin.LoadedAt.UTC().Format("2006-01-02T15:04:05.000Z")}))
 	}
-	return dsl.NewObject(dsl.Member{Key: "diagnostics", Value: diags}, dsl.Member{Key: "plugins", Value: plugins})
+	servers := make([]any, 0, len(s.imported))
+	for _, srv := range s.imported {
+		tools := make([]any, len(srv.tools))
+		for i, name := range srv.tools {
+			tools[i] = dsl.NewObject(dsl.Member{Key: "name", Value: name})
+		}
+		servers = append(servers, dsl.NewObject(dsl.Member{Key: "name", Value: srv.name}, dsl.Member{Key: "tools", Value: tools}))
+	}
+	return dsl.NewObject(dsl.Member{Key: "diagnostics", Value: diags}, dsl.Member{Key: "plugins", Value: plugins},
+		dsl.Member{Key: "servers", Value: servers})
 }
 
 func newTypesCmd(o *options) *cobra.Command {

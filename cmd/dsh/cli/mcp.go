@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/scripting"
@@ -77,13 +78,41 @@ func (s *session) connectMCP(ctx context.Context) error {
 		env[capability.OwnChildVar] = capability.OwnChildValue
 		specs[i].Env = env
 	}
+	// The servers register their tools, SERVER.tool, in swaps that report
+	// no names: what they registered is what is new after Connect.
+	before := map[string]bool{}
+	for _, d := range s.svc.Global().Definitions(nil) {
+		before[d.Name] = true
+	}
 	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr})
+	tools := map[string][]string{}
+	for _, d := range s.svc.Global().Definitions(nil) {
+		if server, _, ok := strings.Cut(d.Name, "."); ok && !before[d.Name] {
+			tools[server] = append(tools[server], d.Name)
+		}
+	}
 	s.mcp = client
+	unreached := map[string]bool{}
 	for _, d := range diags {
 		path := "mcp:" + d.Server
 		s.diags = append(s.diags, diagnostic{path: path, d: &scripting.Diagnostic{File: path, Message: d.Error(), Err: d}})
+		if d.Tool == "" {
+			unreached[d.Server] = true
+		}
+	}
+	for _, spec := range specs {
+		if !unreached[spec.Name] {
+			s.imported = append(s.imported, importedServer{name: spec.Name, tools: tools[spec.Name]})
+		}
 	}
 	return nil
+}
+
+// importedServer is an MCP server the session reached, with the tools its
+// first listing registered (SERVER.tool), in presentation order.
+type importedServer struct {
+	name  string
+	tools []string
 }
 
 // closeMCP disconnects the imported servers.

@@ -70,7 +70,7 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.StringArrayVar(&o.scripts, "scripts", nil, "scripts `DIR` to load plugins from (repeatable; default ./scripts when it exists)")
 	f.StringVar(&o.workspace, "workspace", "", "root `DIR` of dsh/fs and dsh/process (default the current directory)")
 	f.StringVar(&o.logFile, "log", "", "append the durable session events to `FILE` as JSONL")
-	f.BoolVar(&o.json, "json", false, "machine output: print JSON instead of cards")
+	f.BoolVar(&o.json, "json", false, "machine output: print JSON instead of text")
 	f.StringVar(&o.approve, "approve", "", "how an ask decision is answered: `MODE` is prompt, allow, deny or none\n(default prompt when standard input is a terminal, else none)")
 	f.StringVar(&o.agent, "agent", "main", "the agent `ID` the calls run as")
 	f.BoolVar(&o.noAgent, "no-agent", false, "run the calls without an agent")
@@ -79,10 +79,13 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "debug logs on standard error")
 	f.IntVar(&o.memoryLimit, "memory-limit", defaultMemoryLimit, "stop the calls whose scripts run while the heap passes `MiB` (0 turns the limit off)")
 	f.StringSliceVar(&o.httpAllow, "http-allow", nil, "`HOSTS` dsh/http may fetch from, comma-separated (default loopback only)")
-	root.MarkFlagsMutuallyExclusive("agent", "no-agent")
 	f.StringArrayVar(&o.mcp, "mcp", nil, mcpFlagHelp)
 	f.StringVar(&o.mcpConfig, "mcp-config", "", mcpConfigFlagHelp)
 	o.ptc.add(root)
+	setKind(f, kindOutput, "json")
+	setKind(f, kindPlugins, "scripts", "workspace", "http-allow", "memory-limit", "mcp", "mcp-config", "verbose")
+	setKind(f, kindAgent, "agent", "no-agent", "agent-parent")
+	setKind(f, kindCalls, "log", "approve", "max-parallel")
 }
 
 // check validates the flag values that cobra cannot: a problem is a usage
@@ -97,7 +100,7 @@ func (o *options) check() error {
 		return fmt.Errorf("--memory-limit %d: the limit must be a number of MiB, or 0 to turn it off", o.memoryLimit)
 	}
 	if o.maxParallel <= 0 {
-		return fmt.Errorf("--max-parallel %d: maxParallelToolCalls must be a positive integer", o.maxParallel)
+		return fmt.Errorf("--max-parallel %d: must be a positive integer", o.maxParallel)
 	}
 	if err := o.ptc.check(); err != nil {
 		return err

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,8 +35,8 @@ type ptcFlags struct {
 	lang        string
 	computeMs   float64
 	wallMs      float64
-	maxOutput   float64
-	maxParallel float64
+	maxOutput   int64
+	maxParallel int
 	isolation   string
 	memoryMB    float64
 	pool        int
@@ -49,32 +52,64 @@ const (
 	isolationProcess   = "process"
 )
 
+// maxSafeInteger is the largest integer a float64 holds exactly (2^53 − 1):
+// the largest --ptc-max-output.
+const maxSafeInteger = 1<<53 - 1
+
+// number is a float64 flag value that reads and prints in plain decimal
+// (600000, not 6e+05): a budget in milliseconds or MiB.
+type number float64
+
+func (n *number) String() string { return formatNumber(float64(*n)) }
+
+func (n *number) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		return errors.New("out of range")
+	}
+	if err != nil {
+		return errors.New("not a number")
+	}
+	*n = number(v)
+	return nil
+}
+
+func (n *number) Type() string { return "float" }
+
+// formatNumber writes v in plain decimal.
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 func (p *ptcFlags) add(cmd *cobra.Command) {
 	f := cmd.PersistentFlags()
 	d := ptc.DefaultBudgets()
+	p.computeMs, p.wallMs, p.memoryMB = d.ComputeMs, d.MaxWallMs, d.MaxMemoryMB
 	f.StringVar(&p.executor, "executor", executorNative, "what the model is shown and how its calls run: `EXECUTOR` is native, ptc (run_code only) or ptc-direct (run_code beside the tools)")
 	f.StringVar(&p.lang, "ptc-lang", "", "the language of run_code programs: `LANG` is ts (default) or lua")
-	f.Float64Var(&p.computeMs, "ptc-compute-ms", d.ComputeMs, "a run_code program's compute budget: `MS` of busy interpreter time")
-	f.Float64Var(&p.wallMs, "ptc-wall-ms", d.MaxWallMs, "a run_code program's wall-clock ceiling, in `MS`")
-	f.Float64Var(&p.maxOutput, "ptc-max-output", d.MaxOutputBytes, "the `BYTES` a run_code program may print and return in all")
-	f.Float64Var(&p.maxParallel, "ptc-max-parallel", ptc.DefaultMaxParallelSubCalls, "at most `N` of a program's tool calls in flight")
+	f.Var((*number)(&p.computeMs), "ptc-compute-ms", "a run_code program's compute budget: `MS` of busy interpreter time")
+	f.Var((*number)(&p.wallMs), "ptc-wall-ms", "a run_code program's wall-clock ceiling, in `MS`")
+	f.Int64Var(&p.maxOutput, "ptc-max-output", int64(d.MaxOutputBytes), "the `BYTES` a run_code program may print and return in all")
+	f.IntVar(&p.maxParallel, "ptc-max-parallel", ptc.DefaultMaxParallelSubCalls, "at most `N` of a program's tool calls in flight")
 	f.StringVar(&p.isolation, "ptc-isolation", isolationInProcess, "where run_code programs run: `MODE` is in-process (fast, for programs you would run anyway) or process (a child process per run, memory-capped and killed whole)")
-	f.Float64Var(&p.memoryMB, "ptc-memory-mb", d.MaxMemoryMB, "with --ptc-isolation process, a child's memory cap in `MiB`")
+	f.Var((*number)(&p.memoryMB), "ptc-memory-mb", "with --ptc-isolation process, a child's memory cap in `MiB`")
 	f.IntVar(&p.pool, "ptc-pool", process.DefaultPool, "with --ptc-isolation process, `N` children kept ready ahead of need (0: none)")
 	f.IntVar(&p.maxArgBytes, "ptc-max-arg-bytes", ptc.DefaultMaxArgumentBytes, "a program's tool call may pass at most `BYTES` of arguments (as compact JSON)")
 	f.IntVar(&p.maxArgDepth, "ptc-max-arg-depth", ptc.DefaultMaxArgumentDepth, "a program's tool call arguments may nest at most `N` levels")
 	f.IntVar(&p.maxQueued, "ptc-max-queued", ptc.DefaultMaxQueuedCalls, "at most `N` of a program's tool calls may wait to start")
 	f.IntVar(&p.maxSubCalls, "ptc-max-sub-calls", ptc.DefaultMaxSubCalls, "a program may make at most `N` tool calls in all")
+	setKind(f, kindExecutor, "executor", "ptc-lang", "ptc-compute-ms", "ptc-wall-ms", "ptc-max-output", "ptc-max-parallel",
+		"ptc-isolation", "ptc-memory-mb", "ptc-pool", "ptc-max-arg-bytes", "ptc-max-arg-depth", "ptc-max-queued", "ptc-max-sub-calls")
 }
 
 // budgets returns the budgets the flags give.
 func (p *ptcFlags) budgets() ptc.Budgets {
 	b := ptc.DefaultBudgets()
-	b.ComputeMs, b.MaxWallMs, b.MaxOutputBytes, b.MaxMemoryMB = p.computeMs, p.wallMs, p.maxOutput, p.memoryMB
+	b.ComputeMs, b.MaxWallMs, b.MaxOutputBytes, b.MaxMemoryMB = p.computeMs, p.wallMs, float64(p.maxOutput), p.memoryMB
 	return b
 }
 
-// check validates the run_code flags: a problem is a usage error.
+// check validates the run_code flags: a problem is a usage error, reported
+// in terms of the flag.
 func (p *ptcFlags) check() error {
 	switch p.executor {
 	case executorNative, executorPTC, executorPTCDirect:
@@ -91,11 +126,8 @@ func (p *ptcFlags) check() error {
 	default:
 		return fmt.Errorf("--ptc-isolation %s: the isolation must be in-process or process", p.isolation)
 	}
-	if err := p.budgets().Validate("run_code budgets"); err != nil {
+	if err := p.checkBudgets(); err != nil {
 		return err
-	}
-	if p.memoryMB < process.MinMemoryMB {
-		return fmt.Errorf("--ptc-memory-mb %v: a child needs at least %d MiB", p.memoryMB, process.MinMemoryMB)
 	}
 	if p.pool < 0 {
 		return fmt.Errorf("--ptc-pool %d: the pool must be 0 or more children", p.pool)
@@ -103,12 +135,42 @@ func (p *ptcFlags) check() error {
 	for _, c := range []struct {
 		flag string
 		n    int
-	}{{"--ptc-max-arg-bytes", p.maxArgBytes}, {"--ptc-max-arg-depth", p.maxArgDepth}, {"--ptc-max-queued", p.maxQueued}, {"--ptc-max-sub-calls", p.maxSubCalls}} {
+	}{{"--ptc-max-parallel", p.maxParallel}, {"--ptc-max-arg-bytes", p.maxArgBytes}, {"--ptc-max-arg-depth", p.maxArgDepth}, {"--ptc-max-queued", p.maxQueued}, {"--ptc-max-sub-calls", p.maxSubCalls}} {
 		if c.n < 1 {
-			return fmt.Errorf("%s %d: the cap must be a positive number", c.flag, c.n)
+			return fmt.Errorf("%s %d: must be a positive integer", c.flag, c.n)
 		}
 	}
-	return ptc.ValidateMaxParallelSubCalls(p.maxParallel)
+	return nil
+}
+
+// checkBudgets checks the budgets as a run_code runtime does
+// (ptc.Budgets.Validate, whose messages name the configuration's keys),
+// naming the flags instead.
+func (p *ptcFlags) checkBudgets() error {
+	for _, b := range []struct {
+		flag string
+		v    float64
+	}{{"--ptc-compute-ms", p.computeMs}, {"--ptc-wall-ms", p.wallMs}} {
+		if math.IsNaN(b.v) || math.IsInf(b.v, 0) || b.v <= 0 {
+			return fmt.Errorf("%s %s: must be a positive number of milliseconds", b.flag, formatNumber(b.v))
+		}
+	}
+	if p.wallMs > ptc.MaxWallMsLimit {
+		return fmt.Errorf("--ptc-wall-ms %s: must be at most %d milliseconds", formatNumber(p.wallMs), ptc.MaxWallMsLimit)
+	}
+	if p.maxOutput < ptc.MinOutputBytes {
+		return fmt.Errorf("--ptc-max-output %d: must be at least %d bytes", p.maxOutput, ptc.MinOutputBytes)
+	}
+	if p.maxOutput > maxSafeInteger {
+		return fmt.Errorf("--ptc-max-output %d: must be at most %d bytes", p.maxOutput, maxSafeInteger)
+	}
+	if math.IsInf(p.memoryMB, 0) {
+		return fmt.Errorf("--ptc-memory-mb %s: must be a finite number of MiB", formatNumber(p.memoryMB))
+	}
+	if !(p.memoryMB >= process.MinMemoryMB) { // NaN too
+		return fmt.Errorf("--ptc-memory-mb %s: a child needs at least %d MiB", formatNumber(p.memoryMB), process.MinMemoryMB)
+	}
+	return nil
 }
 
 // newRuntime builds the program runtime the flags ask for.
@@ -148,7 +210,7 @@ func (s *session) setExecutor() error {
 	}
 	exec, err := ptc.NewExecutor(s.svc, rt, ptc.Options{
 		Direct:               p.executor == executorPTCDirect,
-		MaxParallelSubCalls:  int(p.maxParallel),
+		MaxParallelSubCalls:  p.maxParallel,
 		MaxParallelToolCalls: s.opts.maxParallel,
 		MaxSubCalls:          p.maxSubCalls,
 		MaxArgumentBytes:     p.maxArgBytes,

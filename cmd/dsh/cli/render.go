@@ -107,7 +107,7 @@ func (cw *cardWriter) card(c card) {
 		// A result view replaces the pending call's presentation; only a
 		// terminal's description stays.
 		if c.result == nil {
-			cw.callBody(c.call)
+			cw.callBody(c.call, c.hasResult && c.isError)
 		} else if c.call.Card == engine.CardTerminal && c.call.Description != "" {
 			cw.line(2, st.dim(clean(c.call.Description)))
 		}
@@ -135,8 +135,11 @@ func sameText(v *engine.ResultView, content []engine.Block) bool {
 	return v != nil && v.Card == engine.CardGeneric && v.Content != nil && contentText(v.Content) == contentText(content)
 }
 
-// callBody writes what a call view adds below the header.
-func (cw *cardWriter) callBody(v *engine.CallView) {
+// callBody writes what a call view adds below the header. The diff of a
+// call that failed (denied, invalid, or failing in its body) is what it
+// would have changed: it is left out, so that the card does not read as
+// if the change was made.
+func (cw *cardWriter) callBody(v *engine.CallView, failed bool) {
 	st := cw.st
 	switch v.Card {
 	case engine.CardGeneric:
@@ -156,7 +159,9 @@ func (cw *cardWriter) callBody(v *engine.CallView) {
 		}
 	case engine.CardDiff:
 		cw.locations(v.Locations)
-		cw.diffs(v.Diffs)
+		if !failed {
+			cw.diffs(v.Diffs)
+		}
 	}
 }
 

@@ -239,26 +239,74 @@ func TestSchedule(t *testing.T) {
 		}
 		return record{id: id, typ: typ, data: o}
 	}
-	recs := []record{
-		rec("e1", engine.EventToolCall, "a", ""), rec("e2", engine.EventToolResult, "a", "e1"),
-		rec("e3", engine.EventToolCall, "b", ""), rec("e4", engine.EventToolCall, "c", ""),
-		rec("e5", engine.EventToolResult, "b", "e3"), rec("e6", engine.EventToolCall, "d", ""),
-		rec("e7", engine.EventToolResult, "c", "e4"), rec("e8", engine.EventToolResult, "d", "e6"),
-		rec("e9", engine.EventToolCall, "e", ""),
+	skipped := func(id, call, cites string) record {
+		r := rec(id, engine.EventToolResult, call, cites)
+		r.data.Set("isError", true)
+		r.data.Set("error", dsl.NewObject(dsl.Member{Key: "message", Value: "tool call aborted before dispatch"},
+			dsl.Member{Key: "code", Value: engine.CodeAbortedBeforeDispatch}))
+		return r
 	}
-	var got []string
-	for _, g := range schedule(recs) {
-		got = append(got, strings.Join(g, "+"))
-	}
-	if s := strings.Join(got, " | "); s != "a | b+c+d | e" {
-		t.Errorf("schedule = %q, want %q", s, "a | b+c+d | e")
-	}
-	var order []string
-	for _, src := range sources(recs) {
-		order = append(order, src.call.str("callId"))
-	}
-	if s := strings.Join(order, ","); s != "a,b,c,d,e" {
-		t.Errorf("cards in order %s, want a,b,c,d,e (the call without a result last)", s)
+	for _, tc := range []struct {
+		name         string
+		recs         []record
+		ran, notRun  string
+		cardsInOrder string
+	}{
+		{
+			name: "calls started before an earlier one committed share its group, and a call without a result comes last",
+			recs: []record{
+				rec("e1", engine.EventToolCall, "a", ""), rec("e2", engine.EventToolResult, "a", "e1"),
+				rec("e3", engine.EventToolCall, "b", ""), rec("e4", engine.EventToolCall, "c", ""),
+				rec("e5", engine.EventToolResult, "b", "e3"), rec("e6", engine.EventToolCall, "d", ""),
+				rec("e7", engine.EventToolResult, "c", "e4"), rec("e8", engine.EventToolResult, "d", "e6"),
+				rec("e9", engine.EventToolCall, "e", ""),
+			},
+			ran: "a | b+c+d | e", cardsInOrder: "a,b,c,d,e",
+		},
+		{
+			name: "the calls skipped after an interrupt did not run",
+			recs: []record{
+				rec("e1", engine.EventToolCall, "a", ""), rec("e2", engine.EventToolResult, "a", "e1"),
+				rec("e3", engine.EventToolCall, "b", ""), skipped("e4", "b", "e3"),
+				rec("e5", engine.EventToolCall, "c", ""), skipped("e6", "c", "e5"),
+			},
+			ran: "a", notRun: "b,c", cardsInOrder: "a,b,c",
+		},
+		{
+			name: "a call aborted before dispatch inside a parallel group leaves the others their group",
+			recs: []record{
+				rec("e1", engine.EventToolCall, "a", ""), rec("e2", engine.EventToolCall, "b", ""),
+				skipped("e3", "b", "e2"), rec("e4", engine.EventToolCall, "c", ""),
+				rec("e5", engine.EventToolResult, "a", "e1"), rec("e6", engine.EventToolResult, "c", "e4"),
+			},
+			ran: "a+c", notRun: "b", cardsInOrder: "b,a,c",
+		},
+		{
+			name: "when nothing ran there is no group",
+			recs: []record{rec("e1", engine.EventToolCall, "a", ""), skipped("e2", "a", "e1")},
+			ran:  "", notRun: "a", cardsInOrder: "a",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			groups, notRun := schedule(tc.recs)
+			var got []string
+			for _, g := range groups {
+				got = append(got, strings.Join(g, "+"))
+			}
+			if s := strings.Join(got, " | "); s != tc.ran {
+				t.Errorf("ran %q, want %q", s, tc.ran)
+			}
+			if s := strings.Join(notRun, ","); s != tc.notRun {
+				t.Errorf("not run %q, want %q", s, tc.notRun)
+			}
+			var order []string
+			for _, src := range sources(tc.recs) {
+				order = append(order, src.call.str("callId"))
+			}
+			if s := strings.Join(order, ","); s != tc.cardsInOrder {
+				t.Errorf("cards in order %s, want %s", s, tc.cardsInOrder)
+			}
+		})
 	}
 }
 

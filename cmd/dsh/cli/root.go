@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -18,14 +19,21 @@ const (
 	exitViolations  = 1   // violations or diagnostics reported; a problem the user must fix
 	exitTrouble     = 2   // usage error (and, for schema, unreadable input or an unusable schema)
 	exitInterrupted = 130 // interrupted (SIGINT): the calls not started were skipped
+	exitTerminated  = 143 // terminated (SIGTERM): as interrupted, 128 + 15 as shells report it
 )
 
 // exitError ends a command with a given exit status. Its message, when not
 // empty, is printed on standard error as "dsh: <msg>"; a command that has
 // already reported on its own returns one with an empty message.
+//
+// An error of exitInterrupted is a command a signal stopped: Run returns
+// exitTerminated instead when the signal was SIGTERM. When stopped is set,
+// msg says what was left undone and Run prints "dsh: interrupted: <msg>"
+// ("terminated" after SIGTERM; the word alone for an empty msg).
 type exitError struct {
-	code int
-	msg  string
+	code    int
+	msg     string
+	stopped bool
 }
 
 func (e *exitError) Error() string {
@@ -33,6 +41,24 @@ func (e *exitError) Error() string {
 		return fmt.Sprintf("exit status %d", e.code)
 	}
 	return e.msg
+}
+
+// interrupted returns the error of a command a signal stopped, which says
+// so on standard error; undone is what was left undone ("" for nothing).
+func interrupted(undone string) error {
+	return &exitError{code: exitInterrupted, msg: undone, stopped: true}
+}
+
+// stopSignal is the cause Main cancels the context with when a signal
+// arrives.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return s.sig.String() + " signal received" }
+
+// terminated reports whether ctx was cancelled by SIGTERM.
+func terminated(ctx context.Context) bool {
+	var s stopSignal
+	return errors.As(context.Cause(ctx), &s) && s.sig == syscall.SIGTERM
 }
 
 // exitWith returns an error that makes Run return code without printing more.
@@ -51,17 +77,25 @@ func userErrorf(format string, args ...any) error {
 }
 
 // Main runs dsh with the process's arguments and standard streams, cancels
-// the context on an interrupt, and exits with Run's status.
+// the context on an interrupt (SIGINT) or a termination request (SIGTERM),
+// and exits with Run's status.
 func Main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		// After the first interrupt, a second one kills dsh as usual,
-		// even while a tool body ignores its cancellation.
-		<-ctx.Done()
-		stop()
+		select {
+		case sig := <-sigs:
+			// After the first signal, a second one kills dsh as usual,
+			// even while a tool body ignores its cancellation.
+			signal.Stop(sigs)
+			cancel(stopSignal{sig})
+		case <-ctx.Done():
+		}
 	}()
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
+	cancel(nil)
 	os.Exit(code)
 }
 
@@ -80,10 +114,19 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var exit *exitError
 	if errors.As(err, &exit) {
-		if exit.msg != "" {
+		code, word := exit.code, "interrupted"
+		if code == exitInterrupted && terminated(ctx) {
+			code, word = exitTerminated, "terminated"
+		}
+		switch {
+		case exit.stopped && exit.msg == "":
+			fmt.Fprintf(stderr, "dsh: %s\n", word)
+		case exit.stopped:
+			fmt.Fprintf(stderr, "dsh: %s: %s\n", word, exit.msg)
+		case exit.msg != "":
 			fmt.Fprintf(stderr, "dsh: %s\n", exit.msg)
 		}
-		return exit.code
+		return code
 	}
 	// Any other error is a mistake in the command line, found by cobra
 	// (unknown command or flag, bad flag value) or by a command's Args.
@@ -112,11 +155,10 @@ with "dsh replay", run a run_code program that calls the tools with
 Exit status: 0 when the command ran (a tool failure is a result, not a
 command failure), 1 for problems the user must fix (a bad calls file,
 plugin diagnostics in check, schema violations), 2 for usage errors, 130
-when interrupted.`,
+when interrupted (SIGINT), 143 when terminated (SIGTERM).`,
 		Example: `  dsh --scripts scripts/examples/plugins check
   dsh --scripts scripts/examples/plugins call word_count '{"text": "a b c"}'
   dsh --scripts scripts/examples/plugins --approve allow --log session.jsonl run calls.json`,
-		Version:       mainVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Arguments are runGroup's to refuse. With Args unset, cobra's own
@@ -124,14 +166,47 @@ when interrupted.`,
 		// call x" (where --bogus seems to take "call" as its value) would
 		// report the unknown command "x" instead of the unknown flag.
 		Args:                       cobra.ArbitraryArgs,
-		RunE:                       runGroup,
+		PersistentPreRunE:          checkGlobalFlags,
 		SuggestionsMinimumDistance: 2,
 	}
-	root.SetVersionTemplate("dsh {{.Version}}\n")
+	// --version is dsh's own rather than cobra's, so that it honours --json
+	// as "dsh version" does.
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, `print the dsh version, as "dsh version" does`)
+	root.RunE = func(cmd *cobra.Command, args []string) error {
+		if !showVersion || len(args) > 0 {
+			return runGroup(cmd, args)
+		}
+		if err := refuseUnused(cmd, "dsh --version", []string{string(kindOutput)}); err != nil {
+			return err
+		}
+		return printVersion(o.stdout, o.json)
+	}
+	root.SetUsageFunc(usageFunc(root.UsageFunc()))
 	root.CompletionOptions.DisableDefaultCmd = true
 	o.addGlobalFlags(root)
-	root.AddCommand(newVersionCmd(), newSchemaCmd(),
-		newRunCmd(o), newCallCmd(o), newSchemasCmd(o), newCheckCmd(o), newTypesCmd(o), newReplayCmd(o), newWatchCmd(o), newPTCCmd(o), newDescribeCmd(o), newPTCChildCmd(o), newServeCmd(o))
+	// Each command accepts the global flags of the things it does (see
+	// flagKind).
+	all := []flagKind{kindOutput, kindPlugins, kindAgent, kindCalls, kindExecutor}
+	root.AddCommand(
+		uses(newVersionCmd(o), kindOutput),
+		uses(newSchemaCmd(o), kindOutput),
+		uses(newRunCmd(o), all...),
+		uses(newCallCmd(o), all...),
+		uses(newPTCCmd(o), all...),
+		// Watch's output is JSON lines, with or without --json.
+		uses(newWatchCmd(o), all...),
+		uses(newServeCmd(o), kindPlugins, kindAgent, kindCalls, kindExecutor),
+		// Schemas prints JSON, with or without --json.
+		uses(newSchemasCmd(o), kindOutput, kindPlugins, kindAgent, kindExecutor),
+		uses(newDescribeCmd(o), kindOutput, kindPlugins, kindAgent, kindExecutor),
+		uses(newCheckCmd(o), kindOutput, kindPlugins),
+		uses(newTypesCmd(o), kindPlugins, kindAgent),
+		// Replay looks calls up in their agents' scopes (--agent-parent),
+		// and run_code's cards need the executor that presents it.
+		uses(newReplayCmd(o), kindOutput, kindPlugins, kindAgent, kindExecutor),
+		newPTCChildCmd(o),
+	)
 	return root
 }
 

@@ -35,7 +35,7 @@ the engine returns it. With --log, the session events are appended to FILE.
 
 Exit status: 0 when the calls ran (a tool failure is a result, not a
 command failure), 1 for a calls file that cannot be read or is not a list
-of calls, 2 for a usage error, 130 when interrupted.`,
+of calls, 2 for a usage error, 130 when interrupted (143 for SIGTERM).`,
 		Example: `  dsh run calls.json
   dsh --scripts scripts/examples/plugins --approve allow --log session.jsonl run calls.json
   echo '[{"id":"c1","name":"word_count","arguments":{"text":"a b c"}}]' | dsh run --json -`,
@@ -65,15 +65,18 @@ func newCallCmd(o *options) *cobra.Command {
 		Use:   "call NAME [ARGS_JSON]",
 		Short: "Execute one tool call",
 		Long: `Call executes one tool call, with id c1, through the whole pipeline, as
-"dsh run" does. ARGS_JSON is the raw arguments text, as a model would emit
-it: empty or absent is {}, and text that is not JSON is passed on as a
-string (a tool with a parameter schema then fails with invalid arguments).
+"dsh run" does. ARGS_JSON is the arguments as JSON text, passed on as a
+model would emit it: empty or absent is {}. Text that is not JSON is a
+usage error, with the parser's reason and offset (to try what a tool does
+with a model's malformed arguments, give them as a string "arguments" in
+a "dsh run" calls file).
 
 The output is the call's card, or with --json the batch result.
 
 Exit status: 0 when the call ran (a tool failure is a result), 1 for
 problems the user must fix (such as a missing --scripts directory), 2 for a
-usage error.`,
+usage error (arguments that are not JSON among them), 130 when interrupted
+(143 for SIGTERM).`,
 		Example: `  dsh call word_count '{"text": "the quick brown fox"}'
   dsh --approve deny call write_file '{"path": "notes.md", "content": "hi"}'
   dsh --json call list_dir '{"path": "."}'`,
@@ -86,11 +89,33 @@ usage error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := modelCall{block: engine.ToolCallBlock{ID: "c1", Name: args[0]}}
 			if len(args) == 2 {
+				if err := checkArgsJSON(args[1]); err != nil {
+					return err
+				}
 				c.block.Arguments = args[1]
 			}
 			return runCalls(cmd.Context(), o, []modelCall{c})
 		},
 	}
+}
+
+// checkArgsJSON refuses call's ARGS_JSON when it is not empty and not JSON
+// dsh accepts (dsl.Unmarshal's), as a usage error that gives the parser's
+// reason and offset.
+func checkArgsJSON(text string) error {
+	if text == "" {
+		return nil
+	}
+	_, err := dsl.Unmarshal([]byte(text))
+	if err == nil {
+		return nil
+	}
+	reason := err.Error()
+	var se *dsl.SyntaxError
+	if errors.As(err, &se) {
+		reason = fmt.Sprintf("%s at offset %d", se.Msg, se.Offset) // without the "json: " prefix
+	}
+	return fmt.Errorf("arguments are not valid JSON: %s", reason)
 }
 
 // exactArgs requires n arguments, with msg as the usage error otherwise.
@@ -222,7 +247,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 		return userErrorf("the batch failed: %v", batchErr)
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, msg: "interrupted: the calls not started were skipped"}
+		return interrupted("the calls not started were skipped")
 	}
 	return nil
 }
@@ -232,9 +257,12 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 func (s *session) runBatch(ctx context.Context, b batchOf, rec *recorder) (*engine.BatchResult, error) {
 	scope := s.scope(b.agent)
 	set, err := scope.Resolve(ctx, nil)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("resolving the tool set: %w", err)
 	}
+	// Interrupted while an activation condition ran, the batch goes on
+	// without a tool set: the engine skips every call, as after any
+	// interrupt (ABORTED_BEFORE_DISPATCH).
 	res, err := scope.Execute(ctx, engine.Batch{Calls: b.calls, Agent: b.agent, ToolSet: set, Log: rec})
 	var be *engine.BatchError
 	if errors.As(err, &be) {
@@ -290,8 +318,8 @@ func writeContexts(w io.Writer, st style, msgs []engine.Message, concluded bool)
 }
 
 // summary is the line after the cards: how many calls succeeded, failed,
-// were aborted or have no result, and how they were scheduled, read from
-// the order of their events.
+// were aborted or have no result, how they were scheduled, read from the
+// order of their events, and which never ran (aborted before dispatch).
 func summary(st style, cards []card, recs []record) string {
 	var ok, failed, aborted, open int
 	for _, c := range cards {
@@ -319,12 +347,16 @@ func summary(st style, cards []card, recs []record) string {
 		parts = append(parts, st.yellow(fmt.Sprintf("%d without a result", open)))
 	}
 	line := plural(len(cards), "call", "calls") + ": " + strings.Join(parts, ", ")
-	if groups := schedule(recs); len(groups) > 0 {
+	groups, notRun := schedule(recs)
+	if len(groups) > 0 {
 		gs := make([]string, len(groups))
 		for i, g := range groups {
 			gs[i] = clean(strings.Join(g, "+"))
 		}
 		line += st.dim(" · ran " + strings.Join(gs, " | "))
+	}
+	if len(notRun) > 0 {
+		line += st.dim(" · aborted before dispatch: " + clean(strings.Join(notRun, ", ")))
 	}
 	return line
 }

@@ -12,18 +12,18 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 )
 
-func newSchemaCmd() *cobra.Command {
+func newSchemaCmd(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:                        "schema",
 		Short:                      "Check raw JSON Schemas and validate values against them",
 		RunE:                       runGroup,
 		SuggestionsMinimumDistance: 2,
 	}
-	cmd.AddCommand(newSchemaCheckCmd(), newSchemaValidateCmd())
+	cmd.AddCommand(uses(newSchemaCheckCmd(o), kindOutput), uses(newSchemaValidateCmd(o), kindOutput))
 	return cmd
 }
 
-func newSchemaCheckCmd() *cobra.Command {
+func newSchemaCheckCmd(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check FILE...",
 		Short: "Report every way each schema file leaves the supported subset",
@@ -32,6 +32,11 @@ func newSchemaCheckCmd() *cobra.Command {
 (type/oneOf/properties/required/additionalProperties/items/enum/const and
 the annotations description/title/default/examples). A schema inside the
 subset prints nothing. FILE may be "-" for standard input, once.
+
+With --json it prints one line {"files": [{"file", "violations": [...]}]},
+an entry for every file read (its violations empty when it is inside the
+subset). A file that cannot be read or is not JSON is reported on standard
+error either way.
 
 Exit status: 0 all inside the subset, 1 violations reported, 2 a file that
 cannot be read or is not JSON.`,
@@ -43,6 +48,7 @@ cannot be read or is not JSON.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := exitOK
+			files := []any{}
 			for _, name := range args {
 				schema, err := readJSON(cmd.InOrStdin(), name)
 				if err != nil {
@@ -56,9 +62,20 @@ cannot be read or is not JSON.`,
 					code = exitTrouble
 					continue
 				}
-				printViolations(cmd.OutOrStdout(), name, violations)
+				if o.json {
+					files = append(files, dsl.NewObject(
+						dsl.Member{Key: "file", Value: displayName(name)},
+						dsl.Member{Key: "violations", Value: stringsJSON(violations)}))
+				} else {
+					printViolations(cmd.OutOrStdout(), name, violations)
+				}
 				if len(violations) > 0 && code == exitOK {
 					code = exitViolations
+				}
+			}
+			if o.json {
+				if err := writeJSONLine(cmd.OutOrStdout(), dsl.NewObject(dsl.Member{Key: "files", Value: files})); err != nil {
+					return err
 				}
 			}
 			if code != exitOK {
@@ -69,7 +86,7 @@ cannot be read or is not JSON.`,
 	}
 }
 
-func newSchemaValidateCmd() *cobra.Command {
+func newSchemaValidateCmd(o *options) *cobra.Command {
 	var argsRoot bool
 	cmd := &cobra.Command{
 		Use:   "validate [--args] SCHEMA VALUE",
@@ -80,6 +97,10 @@ Paths start at "value"; with --args, VALUE is a tool call's arguments and
 paths start at the implicit root: properties by bare name
 (missing required property "path"), the root itself as "arguments".
 Either file may be "-" for standard input, not both.
+
+With --json it prints one line {"violations": [...]}, empty for a valid
+value. Trouble with the files or the schema is reported on standard error
+either way.
 
 Exit status: 0 valid, 1 violations reported, 2 a file that cannot be read
 or is not JSON, or a schema outside the supported subset (its violations
@@ -115,8 +136,14 @@ are printed on standard error, as "dsh schema check" prints them).`,
 			} else {
 				violations = schema.Validate(value)
 			}
-			for _, v := range violations {
-				fmt.Fprintln(cmd.OutOrStdout(), v)
+			if o.json {
+				if err := writeJSONLine(cmd.OutOrStdout(), dsl.NewObject(dsl.Member{Key: "violations", Value: stringsJSON(violations)})); err != nil {
+					return err
+				}
+			} else {
+				for _, v := range violations {
+					fmt.Fprintln(cmd.OutOrStdout(), v)
+				}
 			}
 			if len(violations) > 0 {
 				return exitWith(exitViolations)
@@ -126,6 +153,15 @@ are printed on standard error, as "dsh schema check" prints them).`,
 	}
 	cmd.Flags().BoolVar(&argsRoot, "args", false, `VALUE is a tool call's arguments: report from the implicit "arguments" root`)
 	return cmd
+}
+
+// stringsJSON is ss as a JSON array value.
+func stringsJSON(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // violationsOf returns the violations of a *dsl.JsonSchemaError, as

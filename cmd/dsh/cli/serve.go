@@ -52,7 +52,14 @@ as "dsh watch" does: each load, reload, unload and diagnostic is printed on
 standard error, a version that fails to load leaves the old one serving,
 and a change to the tool list reaches the connected clients as
 notifications/tools/list_changed (so does a change in an imported --mcp
-server's tools). Diagnostics go to standard error.`,
+server's tools). Diagnostics go to standard error.
+
+Serve runs until the client closes standard input (stdio), or until it is
+interrupted: on SIGINT it stops quietly with status 130, on SIGTERM with
+143.
+
+Exit status: 0 when the client left, 1 for problems the user must fix, 2
+for a usage error, 130 when interrupted (143 for SIGTERM).`,
 		Example: `  dsh --scripts scripts/examples/plugins serve
   dsh --scripts scripts/examples/plugins --executor ptc serve --http 127.0.0.1:8080 --token-file token.txt
   dsh --scripts scripts serve --watch`,
@@ -67,7 +74,13 @@ server's tools). Diagnostics go to standard error.`,
 			if !watchDirs {
 				debounce = 0
 			}
-			return serve(cmd.Context(), o, httpAddr, tokenFile, debounce)
+			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce)
+			if cmd.Context().Err() != nil {
+				// Stopping on a signal is how a server ends, whatever it
+				// was doing: no message, 130 (143 after SIGTERM).
+				return exitWith(exitInterrupted)
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&watchDirs, "watch", false, "reload plugins as their files change, and tell the clients")
@@ -153,13 +166,32 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	defer srv.Close()
 
 	if httpAddr == "" {
-		err := srv.Run(ctx, stdio(o))
-		if err != nil && ctx.Err() == nil && !clientGone(err) {
-			return userErrorf("serving MCP on stdio: %v", err)
-		}
-		return nil
+		return serveStdio(ctx, o, srv)
 	}
 	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token)
+}
+
+// serveStdio serves one client on the command's standard streams until it
+// leaves or ctx is cancelled. (The SDK's Server.Run would do the same, but
+// logs a cancellation as an error.)
+func serveStdio(ctx context.Context, o *options, srv *mcp.Server) error {
+	ss, err := srv.Server().Connect(ctx, stdio(o), nil)
+	if err != nil {
+		return userErrorf("serving MCP on stdio: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = ss.Close()
+		<-done
+		return nil
+	}
+	if err != nil && !clientGone(err) {
+		return userErrorf("serving MCP on stdio: %v", err)
+	}
+	return nil
 }
 
 // clientGone reports whether err says the client closed its end of the

@@ -39,6 +39,8 @@ type session struct {
 	runtime ptc.Runtime            // run_code's, under a PTC executor
 	memory  *scripting.MemoryGuard // --memory-limit's, shared by plugins and programs
 	mcp     *mcp.Client            // the imported MCP servers (--mcp, --mcp-config)
+	// imported are the MCP servers reached, with the tools they registered.
+	imported []importedServer
 }
 
 // diagnostic is a plugin that failed to load, named by its path as the

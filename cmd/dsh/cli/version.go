@@ -2,21 +2,38 @@ package cli
 
 import (
 	"fmt"
+	"io"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/dsl"
 )
 
-func newVersionCmd() *cobra.Command {
+func newVersionCmd(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the dsh version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "dsh %s\n", mainVersion())
-			return nil
+		Long: `Version prints "dsh <version>". With --json it prints
+{"version", "go", "os", "arch"} and, when the binary records the commit it
+was built from, "revision", "revisionTime" and "modified".`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return printVersion(o.stdout, o.json)
 		},
 	}
+}
+
+// printVersion writes "dsh <version>", or with asJSON versionJSON's object
+// as one line.
+func printVersion(w io.Writer, asJSON bool) error {
+	info, ok := debug.ReadBuildInfo()
+	if asJSON {
+		return writeJSONLine(w, versionJSON(info, ok))
+	}
+	_, err := fmt.Fprintf(w, "dsh %s\n", versionOf(info, ok))
+	return err
 }
 
 // mainVersion returns the version of the main module recorded in the binary.
@@ -32,4 +49,37 @@ func versionOf(info *debug.BuildInfo, ok bool) string {
 		return "(devel)"
 	}
 	return info.Main.Version
+}
+
+// versionJSON is version's --json form: {"version", "go", "os", "arch"},
+// then "revision", "revisionTime" and "modified" from the version control
+// settings info records, when it does.
+func versionJSON(info *debug.BuildInfo, ok bool) *dsl.Object {
+	goVersion := runtime.Version()
+	if ok && info != nil && info.GoVersion != "" {
+		goVersion = info.GoVersion
+	}
+	v := dsl.NewObject(
+		dsl.Member{Key: "version", Value: versionOf(info, ok)},
+		dsl.Member{Key: "go", Value: goVersion},
+		dsl.Member{Key: "os", Value: runtime.GOOS},
+		dsl.Member{Key: "arch", Value: runtime.GOARCH},
+	)
+	if !ok || info == nil {
+		return v
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if rev, ok := settings["vcs.revision"]; ok {
+		v.Set("revision", rev)
+	}
+	if t, ok := settings["vcs.time"]; ok {
+		v.Set("revisionTime", t)
+	}
+	if m, ok := settings["vcs.modified"]; ok {
+		v.Set("modified", m == "true")
+	}
+	return v
 }

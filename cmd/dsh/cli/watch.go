@@ -55,16 +55,27 @@ standard output as soon as the call completes:
 
   {"callId": "c1", "result": {"isError": false, "value": {"words": 3}, ...}}
 
-with the result in the form "dsh run --json" prints. Calls run
-concurrently, at most --max-parallel at a time, so a slow call does not
-hold up the next line. Watch exits once standard input ends and every call
+with the result in the form "dsh run --json" prints. Calls start as their
+lines are read, at most --max-parallel at a time, each as a batch of its
+own, and their results are written in the order they complete. Calls to
+different plugins run in parallel, but calls to the same plugin queue on
+its interpreter (one event loop in JavaScript, one state in Lua): while one
+computes, the next waits, and they interleave only where it waits on the
+host (an await in JavaScript, a dsh call such as a file read or a fetch in
+Lua). So a slow call holds up the next line when both go to the same
+plugin and it computes rather than waits, unless the plugin runs several
+copies (instances: N). Watch exits once standard input ends and every call
 has been answered. With --approve prompt unavailable (standard input
 carries the calls), an ask is answered by --approve allow or deny, or is
 unavailable.
 
+An interrupt (SIGINT) stops reading; the calls already started are
+cancelled and answered as usual ("tool call aborted", or "tool call
+aborted before dispatch" for a call that had not started its body).
+
 Exit status: 0, 1 when a line was not a call (it is reported on standard
 error and skipped) or a scripts directory cannot be read, 2 for a usage
-error, 130 when interrupted.`,
+error, 130 when interrupted (143 for SIGTERM).`,
 		Example: `  echo '{"id":"c1","name":"word_count","arguments":{"text":"a b c"}}' | dsh --scripts scripts/examples/plugins watch
   tail -f calls.jsonl | dsh --scripts scripts --approve allow watch > results.jsonl`,
 		Args: cobra.NoArgs,
@@ -144,7 +155,7 @@ func watch(ctx context.Context, o *options, debounce time.Duration) error {
 		return err
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: exitInterrupted, msg: "interrupted: the calls not read were skipped"}
+		return interrupted("the calls not read were skipped")
 	}
 	if bad > 0 {
 		return exitWith(exitViolations)
@@ -161,7 +172,7 @@ func startReloader(ctx context.Context, s *session, dirs []string, debounce time
 	if err := r.Start(ctx); err != nil {
 		_ = r.Close(context.Background())
 		if ctx.Err() != nil {
-			return nil, 0, 0, &exitError{code: exitInterrupted, msg: "interrupted"}
+			return nil, 0, 0, interrupted("")
 		}
 		return nil, 0, 0, userErrorf("--scripts: %v", pathErr(err))
 	}
@@ -330,9 +341,12 @@ func serveCall(ctx context.Context, scope *engine.Scope, agent *engine.Agent, ca
 		return &engine.Result{IsError: true, Error: &engine.Failure{Message: msg}, Content: []engine.Block{engine.Text("Error: " + msg)}}
 	}
 	set, err := scope.Resolve(ctx, nil)
-	if err != nil {
+	if err != nil && ctx.Err() == nil {
 		return fail(fmt.Errorf("resolving the tool set: %w", err))
 	}
+	// Interrupted while an activation condition ran, the call goes on
+	// without a tool set: the engine skips it, as after any interrupt
+	// (ABORTED_BEFORE_DISPATCH), rather than a "context canceled" failure.
 	res, err := scope.Execute(ctx, engine.Batch{Calls: []engine.ToolCallBlock{call}, Agent: agent, ToolSet: set, Log: log})
 	var be *engine.BatchError
 	if errors.As(err, &be) {

@@ -208,7 +208,7 @@ func (p *Pool[I]) watchLocked(e *entry[I]) {
 // the first did.
 func (p *Pool[I]) start(ctx context.Context) (I, error) {
 	var zero I
-	ctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	ctx, cancel := scripting.WithLoadDeadline(ctx, p.opts.StartTimeout)
 	defer cancel()
 	inst, err := p.opts.Start(ctx)
 	if err != nil {

@@ -6,7 +6,7 @@
 // [Source] (the JavaScript and the Lua text) and one expected outcome.
 //
 // The package's own tests are those tables, for what both hosts must do the
-// same: the outcome table of pipeline.md §3.8, class A of issue 12 (an
+// same: the outcome table of the pipeline spec's §3.8, class A of issue 12 (an
 // interrupted instance), nesting and fan-out bounds, the memory limit,
 // instances, and the load deadline. A row written in one language only (an
 // alternative JavaScript spelling, say) runs in that language. A host's own
@@ -24,19 +24,26 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
 
 // Config is what the harness sets on a host, its loader and its engine.
+//
+// The defaults suit a test that is not about a deadline: the listener and
+// load deadlines are generous, so that a loaded machine (or the race
+// detector) never runs into them, and the grace is short, so that a script
+// that ignores its signal is interrupted soon; it is scaled by the tests'
+// time scale (internal/testtime). A test about a deadline sets it, scaled.
 type Config struct {
-	ListenerTimeout time.Duration // 1s when zero
-	Grace           time.Duration // 20ms when zero
+	ListenerTimeout time.Duration // 10s when zero
+	Grace           time.Duration // testtime.D(20ms) when zero
 	Modules         []scripting.Module
 	Logger          *slog.Logger
 	Memory          *scripting.MemoryGuard // none when nil
-	LoadTimeout     time.Duration          // the loader's, 2s when zero
+	LoadTimeout     time.Duration          // the loader's, 30s when zero
 	// Bare loads without the engine's timeout policy, so that a call has
 	// no deadline unless a script gives it one.
 	Bare bool
@@ -44,13 +51,13 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.ListenerTimeout == 0 {
-		c.ListenerTimeout = time.Second
+		c.ListenerTimeout = 10 * time.Second
 	}
 	if c.Grace == 0 {
-		c.Grace = 20 * time.Millisecond
+		c.Grace = testtime.D(20 * time.Millisecond)
 	}
 	if c.LoadTimeout == 0 {
-		c.LoadTimeout = 2 * time.Second
+		c.LoadTimeout = 30 * time.Second
 	}
 	return c
 }

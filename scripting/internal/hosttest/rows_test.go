@@ -1,6 +1,6 @@
 package hosttest_test
 
-// The table of pipeline.md §3.8 ("Which outcomes reach what"), reproduced
+// The table of the pipeline spec's §3.8 ("Which outcomes reach what"), reproduced
 // with script-defined tools and listeners in each language: every stage
 // records its name in the plugin, and the trace tool returns (and clears)
 // what ran, together with the results the tools/result observer received.

@@ -4,10 +4,11 @@
 -- ToolCallError. DIR is replaced by the served directory, as a string
 -- literal.
 local dir = DIR
-local listing, file = tools.gather(
+local got = tools.gather(
   function() return tools["fs.list_directory"]{path = dir .. "/docs"} end,
   function() return tools["fs.read_text_file"]{path = dir .. "/docs/a.txt"} end
 )
+local listing, file = got[1], got[2]
 local ok, e = pcall(tools["fs.write_file"], {path = dir .. "/new.txt", content = "written"})
 local denied = null
 if not ok then

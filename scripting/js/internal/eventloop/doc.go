@@ -87,17 +87,46 @@
 // started, ctx being done makes Run post onCancel to the loop — the
 // cooperative abort, where the glue aborts the script's AbortSignal — and
 // start a timer of [Options.Grace]. If the script settles within the grace
-// its outcome is returned as usual. Otherwise the loop is broken with
-// [ErrInterrupted]: the runtime is interrupted (goja's Interrupt is
-// uncatchable: neither catch nor finally blocks run), Run returns an error
-// matching both ErrInterrupted and ctx's error, every other pending and later
-// Run returns ErrInterrupted, [Loop.Broken] reports true, the channel of
-// [Loop.Interrupted] closes and the goroutine exits as soon as the script is
-// out of JavaScript code. goja only checks the interrupt flag between
-// JavaScript instructions, so a script stuck inside a long-running native
-// function stops when that function returns. An interrupted runtime is never
-// reused; the glue replaces the instance.
+// its outcome is returned as usual.
 //
+// Otherwise an interrupt is meant for that Run's script only, and goja can
+// only interrupt the whole runtime, which every pending Run shares: it
+// comes only when script code is running. When the grace is over:
+//   - If the entry that was running when the grace began runs still, it ran
+//     through the whole grace deaf to the cancellation: the loop is broken
+//     with [ErrInterrupted]. The runtime is interrupted (goja's Interrupt is
+//     uncatchable: neither catch nor finally blocks run), Run returns an
+//     error matching both ErrInterrupted and ctx's error, every other
+//     pending and later Run returns ErrInterrupted, [Loop.Broken] reports
+//     true, the channel of [Loop.Interrupted] closes and the goroutine exits
+//     as soon as the script is out of JavaScript code. goja only checks the
+//     interrupt flag between JavaScript instructions, so a script stuck
+//     inside a long-running native function stops when that function
+//     returns. An interrupted runtime is never reused; the glue replaces the
+//     instance.
+//   - If the script is waiting (an await that has not settled) and ctx's
+//     deadline passed, Run returns an error matching [ErrOverdue] (and
+//     ErrInterrupted, and ctx's error) without breaking the loop: the call
+//     failed at its deadline; done still runs on the loop, its result
+//     dropped, and what the script does later is work left behind (see
+//     below). Other Runs go on.
+//   - If the script is waiting and ctx was cancelled before its deadline
+//     (an abort, not a deadline), the Run is overdue: it is awaited until
+//     its script settles, as a started tool body is awaited after its
+//     abort, while someone waits for it; its ctx's deadline, if any, still
+//     ends it as above, and so does, for [Loop.RunForCaller], the end of its
+//     caller's own ctx (a tool body's signal may abort while its caller
+//     still waits; a caller that gave up waits no more). While any Run is overdue, no entry may run longer than
+//     the grace: one that does (the overdue script resumed and spins) breaks
+//     the loop as above, and the overdue Runs get an error matching
+//     ErrInterrupted and their ctx's error.
+//   - An entry that started during the grace and runs still gets the grace
+//     from then, as above.
+//
+// RunWithin's own deadline ends its Run the same way, as a passed deadline.
+// Entries are timed in wall time, so the grace must be long beside an
+// ordinary entry (the default is 100 ms).
+
 // # Work left behind
 //
 // Every entry runs on behalf of a Run (its owner, see [Loop.CallContext]) or

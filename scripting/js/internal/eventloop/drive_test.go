@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/internal/testtime"
 )
 
 // inlineHost installs next(x): GoInline work that runs f(x) (as a listener's
@@ -224,12 +226,15 @@ func TestBlockRunsInPlaceOnTheLoopGoroutine(t *testing.T) {
 }
 
 func TestRunWithinCancelsAJobPastItsOwnDeadline(t *testing.T) {
-	l := newLoop(t, Options{Grace: 20 * time.Millisecond, Setup: setupHelpers})
+	// The deadline is what the test is about: scaled (internal/testtime),
+	// so that a job meant to settle in time does on a loaded machine.
+	deadline, grace := testtime.D(30*time.Millisecond), testtime.D(20*time.Millisecond)
+	l := newLoop(t, Options{Grace: grace, Setup: setupHelpers})
 	var expired, cancelled atomic.Int32
 	runWithin := func(src string) (any, error) {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
-		return l.RunWithin(ctx, 30*time.Millisecond, func() {
+		return l.RunWithin(ctx, deadline, func() {
 			expired.Add(1)
 			cancel(errors.New("the listener's deadline"))
 		}, func(vm *goja.Runtime) (goja.Value, error) {
@@ -245,7 +250,7 @@ func TestRunWithinCancelsAJobPastItsOwnDeadline(t *testing.T) {
 		if v, err := runWithin("(async () => { await sleep(1); return 'in time' })()"); err != nil || v != "in time" {
 			t.Fatalf("got %v, %v", v, err)
 		}
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(2 * deadline)
 		if expired.Load() != 0 || cancelled.Load() != 0 {
 			t.Fatalf("expired %d, cancelled %d", expired.Load(), cancelled.Load())
 		}
@@ -256,7 +261,7 @@ func TestRunWithinCancelsAJobPastItsOwnDeadline(t *testing.T) {
 		if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("got %v", err)
 		}
-		if d := time.Since(start); d < 50*time.Millisecond {
+		if d := time.Since(start); d < deadline+grace {
 			t.Fatalf("interrupted after %v, before deadline and grace", d)
 		}
 		if expired.Load() != 1 || cancelled.Load() != 1 {

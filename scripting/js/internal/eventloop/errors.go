@@ -14,10 +14,12 @@ import (
 var (
 	// ErrClosed is returned by Runs that were pending, or started, after Close.
 	ErrClosed = errors.New("eventloop: closed")
-	// ErrInterrupted is returned once a script did not settle within the grace
-	// period after its deadline and the runtime was interrupted. The Run whose
-	// deadline expired gets an error matching both ErrInterrupted and its
-	// context's error; every other pending and later Run gets ErrInterrupted.
+	// ErrInterrupted is returned once a script ran on past the grace period
+	// after its deadline or cancellation and the runtime was interrupted. The
+	// Run whose deadline expired gets an error matching both ErrInterrupted
+	// and its context's error; every other pending and later Run gets
+	// ErrInterrupted. A Run cut short at its deadline while its script was
+	// waiting gets ErrOverdue, which matches it too.
 	ErrInterrupted = errors.New("eventloop: script interrupted")
 	// ErrBroken is wrapped by the error of a loop broken for a reason other
 	// than an interrupt: a Go panic on the loop, or an uncatchable error that

@@ -127,9 +127,17 @@ type Loop struct {
 	wdArmed        atomic.Bool
 	orphans        orphanState
 
+	// The overdue watch (see overdue.go): the number of the entry running
+	// now (0 between entries), and the Runs past their grace after a
+	// cancellation that are still awaited (under mu; overdueN counts them).
+	inEntry  atomic.Uint64
+	overdue  map[*run]struct{}
+	overdueN atomic.Int32
+
 	// Loop-only state below: touched only by whoever holds drive.
 	spare    []item
 	leftover []item
+	entrySeq uint64 // entries made so far: the last one's number
 
 	// driving is the Run whose caller drives the loop now (nil when the
 	// loop goroutine does), and inline the work GoInline left for that
@@ -195,12 +203,22 @@ type run struct {
 	timeout time.Duration
 	expire  func()
 	expired atomic.Bool // the deadline passed once; the next is the grace's
-	// The timer of the deadline or of the grace after ctx ended (hard), and
-	// what stops watching ctx; over once Run returned.
+	// The timer of the deadline and its grace (hard), of the grace after
+	// ctx was cancelled before its deadline (soft), and what stops watching
+	// ctx; over once Run returned.
 	tmu       sync.Mutex
 	hard      *time.Timer
+	soft      *time.Timer
 	over      bool
 	stopWatch func() bool
+	// graceEntry is the entry that ran when r's grace began (0: none), and
+	// overdue whether r is past its grace after a cancellation, still
+	// awaited (see graceOver) while RunForCaller's caller is live; once r
+	// is overdue, stopCaller stops watching the caller (under tmu).
+	graceEntry atomic.Uint64
+	overdue    atomic.Bool
+	caller     context.Context
+	stopCaller func() bool
 	// causedStop: this Run's cancellation interrupted the loop (under mu).
 	causedStop bool
 
@@ -262,11 +280,16 @@ func New(opts Options) (*Loop, error) {
 //
 // If ctx is done before the job starts, Run returns ctx.Err() and fn never
 // runs. If it is done later, onCancel runs on the loop and the script has the
-// grace period to settle; after that the loop is broken and Run returns an
-// error matching ErrInterrupted and ctx.Err(). Run returns ErrClosed after
-// Close and ErrInterrupted (or the ErrBroken reason) on a broken loop. Run
-// must not be called on the loop itself: it would wait for a job that cannot
-// start.
+// grace period to settle. If script code still runs then, deaf to the
+// cancellation, the loop is broken and Run returns an error matching
+// ErrInterrupted and ctx.Err(). If the script is waiting instead, nothing is
+// interrupted: past ctx's deadline, Run returns an error matching ErrOverdue
+// (and ErrInterrupted, and ctx.Err()); after a cancellation before the
+// deadline, Run goes on waiting for the script to settle, and an entry that
+// runs longer than the grace from then on breaks the loop (see the package
+// documentation, "Deadlines"). Run returns ErrClosed after Close and
+// ErrInterrupted (or the ErrBroken reason) on a broken loop. Run must not be
+// called on the loop itself: it would wait for a job that cannot start.
 //
 // When the runtime is idle, the caller drives the loop itself (see the
 // package documentation, "Who runs the runtime"): fn, done and whatever
@@ -278,12 +301,29 @@ func (l *Loop) Run(ctx context.Context, fn func(vm *goja.Runtime) (goja.Value, e
 	return l.run(&run{ctx: ctx, fn: fn, onCancel: onCancel, done: done}, true)
 }
 
+// RunForCaller is Run for a job whose caller may give up on it apart from
+// ctx: ctx is what the script's cancellation stands for (a tool body's
+// signal, which a wrapper may abort while the caller still waits for the
+// result), caller the caller's own ctx. Past the grace after ctx's
+// cancellation, a waiting script is awaited (as Run does) only while caller
+// is live: once caller is done as well, Run returns an error matching
+// ErrOverdue (and ctx's error), and the script is left behind. A nil caller
+// is Run.
+func (l *Loop) RunForCaller(ctx, caller context.Context, fn func(vm *goja.Runtime) (goja.Value, error), onCancel func(vm *goja.Runtime), done func(vm *goja.Runtime, v goja.Value, err error) (any, error)) (any, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return l.run(&run{ctx: ctx, caller: caller, fn: fn, onCancel: onCancel, done: done}, true)
+}
+
 // RunWithin is Run for a job with a deadline of its own: d after fn starts,
 // expire runs (on a timer's goroutine; it typically cancels ctx with the
-// deadline's cause), onCancel is posted and, after the grace, the runtime is
-// interrupted if the Run has not settled. ctx itself is not watched: only
-// its Err before the job starts, and CallContext, use it. A caller that
-// cancels ctx for another reason must use Run.
+// deadline's cause), onCancel is posted and, after the grace, the Run ends if
+// it has not settled, as Run does past ctx's deadline: the runtime is
+// interrupted if the script is running, and the Run returns an error
+// matching ErrOverdue if it is waiting. ctx itself is not watched: only its
+// Err before the job starts, and CallContext, use it. A caller that cancels
+// ctx for another reason must use Run.
 func (l *Loop) RunWithin(ctx context.Context, d time.Duration, expire func(), fn func(vm *goja.Runtime) (goja.Value, error), onCancel func(vm *goja.Runtime), done func(vm *goja.Runtime, v goja.Value, err error) (any, error)) (any, error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -329,8 +369,7 @@ func (l *Loop) run(r *run, watch bool) (any, error) {
 
 // watchCancel makes the end of r's ctx cancel r, whoever runs the loop:
 // before the job starts, r returns ctx.Err(); after, onCancel is posted and
-// the runtime is interrupted if r has not settled within the grace. unwatch
-// stops watching.
+// the grace begins (see graceOver for its end). unwatch stops watching.
 func (l *Loop) watchCancel(r *run) {
 	// With a deadline, the hard timer is armed up front for deadline+grace,
 	// so that the interrupt does not wait for a goroutine to be scheduled
@@ -338,7 +377,7 @@ func (l *Loop) watchCancel(r *run) {
 	// each wake-up can cost a preemption period (10 ms).
 	deadline, hasDeadline := r.ctx.Deadline()
 	if hasDeadline {
-		r.hard = time.AfterFunc(time.Until(deadline)+l.grace, func() { l.interruptFor(r) })
+		r.hard = time.AfterFunc(time.Until(deadline)+l.grace, func() { l.graceOver(r, true) })
 	}
 	r.stopWatch = context.AfterFunc(r.ctx, func() {
 		if r.state.CompareAndSwap(int32(runQueued), int32(runCancelled)) {
@@ -346,18 +385,17 @@ func (l *Loop) watchCancel(r *run) {
 			r.res <- result{nil, r.ctx.Err()}
 			return
 		}
+		r.graceEntry.Store(l.inEntry.Load())
 		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
-		// The grace counts from the end of ctx: the deadline, or now if it
-		// was cancelled earlier.
+		if hasDeadline && errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+			return // the hard timer ends the deadline's grace
+		}
+		// Cancelled (before its deadline, if any): the grace counts from
+		// now, and the deadline keeps its own.
 		r.tmu.Lock()
 		defer r.tmu.Unlock()
-		if r.over {
-			return
-		}
-		if r.hard == nil {
-			r.hard = time.AfterFunc(l.grace, func() { l.interruptFor(r) })
-		} else if end := time.Now().Add(l.grace); deadline.Add(l.grace).After(end) {
-			r.hard.Reset(l.grace)
+		if !r.over {
+			r.soft = time.AfterFunc(l.grace, func() { l.graceOver(r, false) })
 		}
 	})
 }
@@ -365,14 +403,6 @@ func (l *Loop) watchCancel(r *run) {
 func (l *Loop) unwatch(r *run) {
 	r.stopWatch()
 	r.stopTimer()
-}
-
-// interruptFor breaks the loop because r did not settle within the grace
-// after its cancellation.
-func (l *Loop) interruptFor(r *run) {
-	if !r.fin.Load() {
-		l.stopFor(r, ErrInterrupted)
-	}
 }
 
 // armTimeout starts RunWithin's deadline as r's job starts (on the loop).
@@ -396,6 +426,7 @@ func (l *Loop) expireRun(r *run) {
 		if r.expire != nil {
 			r.expire()
 		}
+		r.graceEntry.Store(l.inEntry.Load())
 		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
 		r.tmu.Lock()
 		if !r.over {
@@ -404,16 +435,22 @@ func (l *Loop) expireRun(r *run) {
 		r.tmu.Unlock()
 		return
 	}
-	l.interruptFor(r)
+	l.graceOver(r, true)
 }
 
-// stopTimer stops r's timer (RunWithin's deadline, or the grace after ctx
-// ended) once Run returns.
+// stopTimer stops r's timers (its deadline's, and the grace after a
+// cancellation) once Run returns.
 func (r *run) stopTimer() {
 	r.tmu.Lock()
 	r.over = true
 	if r.hard != nil {
 		r.hard.Stop()
+	}
+	if r.soft != nil {
+		r.soft.Stop()
+	}
+	if r.stopCaller != nil {
+		r.stopCaller()
 	}
 	r.tmu.Unlock()
 }
@@ -955,6 +992,7 @@ func (l *Loop) enter() {
 	}
 	defer func() {
 		if x := recover(); x != nil {
+			l.inEntry.Store(0)
 			l.cur, l.curRun, l.curDone, l.owner = nil, nil, nil, nil
 			l.stop(fmt.Errorf("%w: %w", ErrBroken, &PanicError{Value: x, Stack: debug.Stack()}), true)
 		}
@@ -962,7 +1000,20 @@ func (l *Loop) enter() {
 	if l.orphanEntry() {
 		l.orphanStart()
 	}
+	// The entry's number, for the overdue watch: stored before overdueN is
+	// read, as graceOver marks a Run overdue before reading it.
+	l.entrySeq++
+	seq := l.entrySeq
+	l.inEntry.Store(seq)
+	var watch *time.Timer
+	if l.overdueN.Load() > 0 {
+		watch = l.watchEntry(seq)
+	}
 	_, err := l.tramp(goja.Undefined())
+	l.inEntry.Store(0)
+	if watch != nil {
+		watch.Stop()
+	}
 	if l.orphans.from != 0 {
 		l.orphanEnd()
 	}
@@ -1172,8 +1223,12 @@ func (l *Loop) deliver(r *run, v any, err error) {
 	}
 	r.finished = true
 	delete(l.active, r)
-	r.fin.Store(true)
-	r.res <- result{v, err}
+	if !r.fin.Swap(true) { // else endOverdue gave the caller its result
+		r.res <- result{v, err}
+	}
+	if r.overdue.Load() {
+		l.unmarkOverdue(r)
+	}
 	if r == l.owner && l.orphans.on && l.orphans.from == 0 {
 		l.orphanStart() // the rest of the entry is left behind by r
 	}
@@ -1230,7 +1285,9 @@ func (l *Loop) exit() {
 	for r := range l.active {
 		if !r.finished {
 			r.finished = true
-			r.fin.Store(true)
+			if r.fin.Swap(true) {
+				continue // endOverdue gave the caller its result
+			}
 			l.mu.Lock()
 			caused := r.causedStop
 			l.mu.Unlock()

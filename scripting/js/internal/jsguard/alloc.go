@@ -306,7 +306,7 @@ func (g *guard) ctorCheck(name string) func([]goja.Value) []goja.Value {
 			if err := tsbuild.CheckNesting([]byte(src.String()), g.maxDepth); err != nil {
 				panic(g.syntaxErr(name + ": " + err.Error()))
 			}
-			return strs
+			return g.guardFunctionRegExps(name, strs)
 		}
 	case name == "ArrayBuffer" || name == "SharedArrayBuffer":
 		return func(args []goja.Value) []goja.Value {
@@ -351,6 +351,42 @@ func (g *guard) ctorCheck(name string) func([]goja.Value) []goja.Value {
 		}
 	}
 	return nil
+}
+
+// guardFunctionRegExps checks and wraps the regular expression literals of
+// the parameters and body given to a Function constructor (see
+// tsbuild.GuardRegExpLiterals), each parsed inside the function goja makes
+// of them.
+func (g *guard) guardFunctionRegExps(name string, strs []goja.Value) []goja.Value {
+	if len(strs) == 0 {
+		return strs
+	}
+	head := "(function anonymous("
+	switch name {
+	case "GeneratorFunction":
+		head = "(function* anonymous("
+	case "AsyncFunction":
+		head = "(async function anonymous("
+	}
+	parts := make([]string, len(strs))
+	for i, s := range strs {
+		parts[i] = s.String()
+	}
+	params := strings.Join(parts[:len(parts)-1], ",")
+	body := parts[len(parts)-1]
+	guard := func(src, prefix, suffix string) string {
+		out, err := tsbuild.GuardRegExpLiterals(src, prefix, suffix)
+		if err != nil {
+			panic(g.syntaxErr(name + ": " + err.Error()))
+		}
+		return out
+	}
+	newParams := guard(params, head, "\n) {\n})")
+	newBody := guard(body, head+params+"\n) {\n", "\n})")
+	if newParams == params && newBody == body {
+		return strs
+	}
+	return []goja.Value{g.vm.ToValue(newParams), g.vm.ToValue(newBody)}
 }
 
 // typedSize is BYTES_PER_ELEMENT of a typed array constructor.

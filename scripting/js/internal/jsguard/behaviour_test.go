@@ -56,6 +56,13 @@ t('date', () => [new Date(0).toISOString(), JSON.stringify(new Date(0))]);
 t('bigint', () => [BigInt(5) + 1n, typeof BigInt('7')]);
 t('evalGlobal', () => { globalThis.evalX = 5; return eval('evalX + 1') }); // every eval is indirect under jsguard (doc.go)
 t('regexpSame', () => { var re = /a/; return RegExp(re) === re });
+t('regexpMarked', () => { var g = new RegExp('o', 'g'), y = new RegExp('o', 'y'), la = new RegExp('\\w(?=\\d)', 'g'); var r = []; for (var m; (m = g.exec('foo boo')) !== null;) r.push(m.index, g.lastIndex); y.lastIndex = 1; r.push(y.test('foo'), y.lastIndex, y.exec('foo') && y.lastIndex, y.test('foo'), y.lastIndex); r.push('a1b2c'.replace(la, '_'), la.lastIndex, 'a1b2c'.match(la).join(), 'x'.search(la), [...'a1b2'.matchAll(la)].map(m => m.index).join()); return r });
+t('regexpNonASCII', () => { var t = 'héllo wörld, ça va? 😀 ok'; return [t.replace(/o/g, '0'), t.replace(/(\w)(\w)/g, '$2$1'), t.replace(/[éö]/g, c => c.toUpperCase()), t.split(/\s+/), t.split(/(,)\s*/, 3), t.match(/\w+/g), t.match(/\S+/gu), t.replace(/./gu, '.').length, t.split(/(?:)/u).length, t.search(/ö/), t.match(/ça/)] });
+t('regexpSticky', () => { var re = /\w+/y; re.lastIndex = 3; var a = 'ab cd'.replace(re, 'X'); var b = re.lastIndex; re.lastIndex = 3; var c = 'ab cd'.match(re); return [a, b, c && c[0], re.lastIndex] });
+t('regexpBacktracking', () => { var re = /(\w)\1/g; return ['aabbcd'.replace(re, '[$&]'), 'aabbcd'.match(re), 'aabbcd'.split(/(?=b)/), 'xaay'.search(/(a)\1/), [...'aabb'.matchAll(re)].map(m => m[1]).join(), re.test('zz'), re.lastIndex, /(?<=a)b/.exec('ab').index] });
+t('regexpLone', () => { var s = 'a\ud800b\udc00c'; return [s.replace(/./gu, '.').length, s.split(/b/u).length, s.match(/[^a]/gu).length] });
+t('regexpSubclass', () => { class R extends RegExp { exec(s) { this.n = (this.n || 0) + 1; return super.exec(s) } } var r = new R('o', 'g'); var out = ['foo'.replace(r, '0'), r.n, r.hasOwnProperty('exec'), r instanceof R, r instanceof RegExp]; class S extends RegExp {} var q = new S('(a)\\1', 'g'); return out.concat(['xaay'.replace(q, '-'), q.test('bb'), q instanceof S]) });
+t('regexpCompile', () => { var re = /x/g; re.lastIndex = 2; re.compile('(a)\\1', 'g'); return [re.source, re.flags, re.lastIndex, re.test('baab'), re.lastIndex] });
 out.join('\n')
 `
 

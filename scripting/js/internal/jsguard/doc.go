@@ -118,12 +118,93 @@
 // it once per process, before its runtime compiles anything, to
 // [RegexpMatchTimeout] (1 s). This is the one global jsguard touches, and it
 // affects every goja runtime of the process made after the first Install.
-// goja reports a timed-out match as "no match"; a script that goes on
-// matching is then stopped by its call's deadline at the next JavaScript
-// instruction, so a call ends within deadline + grace + about one match
-// timeout (regexp2 checks a 100 ms clock). regexp2 runs that clock on a
-// goroutine that exits about a second after the last timed match (tests
-// using goleak ignore regexp2.runClock).
+// regexp2 runs that clock on a goroutine that exits about a second after the
+// last timed match (tests using goleak ignore regexp2.runClock).
+//
+// goja also runs patterns RE2 accepts on regexp2 for some calls: an exec or
+// test from a lastIndex past 0 (the g and y flags), and a search for every
+// match (split, and match and replace with the g flag) of a string that is
+// not ASCII, unless the u flag is set and the string is well-formed UTF-16.
+// A pattern RE2 runs in linear time can take quadratic or exponential time
+// there.
+//
+// goja reports a match that ran out of time as no match, and so would a
+// policy scanning for secrets: it would fail open. Under jsguard a match
+// never ends that way: it throws RangeError("regular expression /…/
+// exceeded its match time limit (1s)"), the pattern cut to 100 bytes. goja
+// drops regexp2's timeout error, so jsguard finds out itself: when a call
+// goja ran on regexp2 finds nothing, jsguard looks again with its own
+// regexp2 (package jsregexp: the same pattern, rewritten and compiled as goja
+// does, on the same text, with the same timeout; anchored at lastIndex for
+// the y flag; a pattern RE2 also runs is looked for on RE2 first, from 0),
+// which does report a timeout. Nothing is nothing; a timeout is the
+// RangeError; a match means goja's run ended early, and the call runs again
+// (exec and test as they are, the other methods with the watched exec below,
+// match by match), returning what it finds or throwing. goja's run can end
+// early without a catastrophic pattern: after regexp2's clock has been idle
+// for a second its first tick jumps, and a match that has run 100 ms
+// times out (plain goja then answers no match, which is wrong). A search
+// (not sticky) that took the whole timeout and found nothing counts as
+// timed out without looking again. Looking again costs one more search per
+// call that finds nothing on regexp2; calls RE2 runs cost nothing more.
+//
+// Where jsguard sees the calls:
+//
+//   - RegExp.prototype.test is wrapped: goja runs it without exec.
+//   - [Symbol.match], [Symbol.replace], [Symbol.search] and [Symbol.split]
+//     are wrapped; String.prototype.match, replace, replaceAll, search and
+//     split call them for a regular expression (goja has no fast path
+//     around them). goja's fast paths run all the matches of such a call
+//     at once, and a timeout anywhere makes the whole call find nothing
+//     (match null, search -1, replace the string itself, split the string
+//     alone), which is what jsguard checks. A replacement function is
+//     wrapped to tell a replace that found nothing from one that changed
+//     nothing.
+//   - [Symbol.matchAll] is wrapped: the matcher goja makes for its iterator
+//     gets the watched exec.
+//   - RegExp.prototype.exec itself is left unwrapped: redefining it would
+//     send every regular expression of the runtime down goja's generic
+//     algorithms for good (see stdRegExp). Instead, the regular expressions
+//     whose exec may run regexp2 (a pattern RE2 refuses, or the g or y flag,
+//     whose exec from a lastIndex past 0 runs there) get the watched exec
+//     as an own, non-enumerable property when RegExp makes them or compile
+//     changes them (not one whose exec is a subclass's or a script's own).
+//     goja's split, replace and match then call it for every match; a call
+//     that could use a fast path goes through an unmarked clone instead
+//     (TestRegularExpressionsKeepGojasFastPaths). bind, call, apply,
+//     Reflect.apply and new Proxy given RegExp.prototype.exec use the
+//     watched exec.
+//   - Literals: goja makes a regular expression literal without calling
+//     anything jsguard can wrap. tsbuild (plugins, their modules and
+//     run_code programs) and jsguard's eval and Function wrappers rewrite a
+//     literal that needs the watched exec (a pattern RE2 refuses; with the g
+//     or y flag, in a source that calls an exec: .exec or "exec") as
+//     RegExp(/…/), the same object made through RegExp
+//     (tsbuild.GuardRegExpLiterals).
+//
+// What is not seen: RegExp.prototype.exec called as a method of an object
+// it was copied to; a literal with the g or y flag whose exec is called
+// from another source than its own (say, exported to a module that calls
+// it) or under a computed name; an exec of a script's own that calls goja's (a subclass's, or
+// a replacement of RegExp.prototype.exec, which also deoptimises the
+// runtime as it would without jsguard); and regular expressions made before
+// Install.
+//
+// Syntax goja accepts but runs wrong is refused with a SyntaxError naming
+// it ("named capture groups are not supported: /(?<year>\d{4})/"): named
+// capture groups and \k<name> (goja has no .groups), Unicode property
+// escapes, the escapes \a, \e, \A, \G, \Z and \z (which regexp2 reads
+// as a bell, an escape and anchors where JavaScript reads letters), and the
+// flags d and v (which goja refuses itself: "Invalid flags supplied to
+// RegExp constructor 'd'"). RegExp, compile and the wrappers refuse a
+// pattern at run time; tsbuild refuses a literal at load, at its original
+// line and column, and the eval and Function wrappers when they are called
+// (see jsregexp.Check).
+//
+// A deadline that passes during a match wins: goja checks its interrupt
+// only between instructions, so the match runs on, but when it ends jsguard
+// rethrows the pending interrupt instead of rerunning or throwing a
+// RangeError that a catch block could take.
 //
 // # Allocation caps
 //

@@ -97,25 +97,16 @@ func (g *guard) proxyRevocable(orig func(goja.FunctionCall) goja.Value) func(goj
 	}
 }
 
-// execTarget is what bind and new Proxy forward to when asked to forward to
-// RegExp.prototype.exec, which jsguard leaves unwrapped (see stdRegExp): a
-// counted exec, so that an object whose toString is exec bound to a regexp
-// and itself cannot recurse in Go without bound. Anything else is v.
+// execTarget is what bind, call, apply, Reflect.apply and new Proxy forward
+// to when asked to forward to RegExp.prototype.exec, which jsguard leaves
+// unwrapped (see stdRegExp): the watched exec (see regexp.go), which counts
+// one level of native re-entry (so an object whose toString is exec bound
+// to a regexp and itself cannot recurse in Go without bound) and confirms
+// a no match from regexp2. Anything else is v.
 func (g *guard) execTarget(v goja.Value) goja.Value {
 	o, ok := v.(*goja.Object)
 	if !ok || g.origExec == nil || o != g.origExec {
 		return v
 	}
-	if g.countedExec == nil {
-		exec, _ := g.origExec.Export().(func(goja.FunctionCall) goja.Value)
-		w := g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
-			g.enter("RegExp.prototype.exec")
-			defer g.leave()
-			return exec(c)
-		}).(*goja.Object)
-		_ = w.DefineDataProperty("name", g.vm.ToValue("exec"), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-		_ = w.DefineDataProperty("length", g.vm.ToValue(1), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
-		g.countedExec = w
-	}
-	return g.countedExec
+	return g.re.exec
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dlclark/regexp2/v2"
+	"github.com/dlclark/regexp2"
 	"github.com/dop251/goja"
 
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
@@ -72,7 +72,7 @@ type guard struct {
 	origApply   func(goja.FunctionCall) goja.Value
 	origBind    func(goja.FunctionCall) goja.Value
 	origExec    *goja.Object // RegExp.prototype.exec, left unwrapped (see stdRegExp)
-	countedExec *goja.Object // what bind and new Proxy forward to instead (see execTarget)
+	re          regexpState  // the watched regular expressions (see regexp.go)
 	reflectAppl func(goja.FunctionCall) goja.Value
 	reflectCons func(goja.FunctionCall) goja.Value
 
@@ -95,6 +95,11 @@ type guard struct {
 // in Go without bound or allocate without bound. It must be called on the
 // goroutine that owns vm, before any script runs on it.
 func Install(vm *goja.Runtime, opts Options) error {
+	_, err := install(vm, opts)
+	return err
+}
+
+func install(vm *goja.Runtime, opts Options) (*guard, error) {
 	regexpOnce.Do(func() { regexp2.DefaultMatchTimeout = RegexpMatchTimeout })
 	g := &guard{
 		vm:        vm,
@@ -111,15 +116,15 @@ func Install(vm *goja.Runtime, opts Options) error {
 		g.maxBytes = DefaultMaxAllocBytes
 	}
 	if err := g.capture(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInstall, err)
+		return nil, fmt.Errorf("%w: %w", ErrInstall, err)
 	}
 	if err := g.wrapAll(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInstall, err)
+		return nil, fmt.Errorf("%w: %w", ErrInstall, err)
 	}
 	if err := g.wrapEval(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInstall, err)
+		return nil, fmt.Errorf("%w: %w", ErrInstall, err)
 	}
-	return nil
+	return g, nil
 }
 
 // wrapEval replaces the global eval with one that refuses source nesting
@@ -134,14 +139,22 @@ func (g *guard) wrapEval() error {
 		return fmt.Errorf("the intrinsic eval is not a function")
 	}
 	w := g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+		args := c.Arguments
 		if src, ok := c.Argument(0).Export().(string); ok {
 			if err := tsbuild.CheckNesting([]byte(src), g.maxDepth); err != nil {
 				panic(g.syntaxErr("eval: " + err.Error()))
 			}
+			guarded, err := tsbuild.GuardRegExpLiterals(src, "", "")
+			if err != nil {
+				panic(g.syntaxErr("eval: " + err.Error()))
+			}
+			if guarded != src {
+				args = append([]goja.Value{g.vm.ToValue(guarded)}, args[1:]...)
+			}
 		}
 		g.enter("eval")
 		defer g.leave()
-		v, err := orig(goja.Undefined(), c.Arguments...)
+		v, err := orig(goja.Undefined(), args...)
 		rethrow(err)
 		return v
 	}).(*goja.Object)
@@ -228,6 +241,9 @@ func (g *guard) capture() error {
 	}
 	fp, err := get("Function", "prototype")
 	if err != nil {
+		return err
+	}
+	if err := g.captureRegExp(); err != nil {
 		return err
 	}
 	hi, ok := fp.GetSymbol(goja.SymHasInstance).(*goja.Object)

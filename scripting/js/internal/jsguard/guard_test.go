@@ -16,7 +16,7 @@ import (
 // regexp2's match-timeout clock outlives a match by about a second; it is
 // not a leak.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
 }
 
 // guarded returns a fresh runtime with jsguard installed, as the event loop

@@ -102,7 +102,8 @@ var skipped = []string{
 // run the generic algorithms, which cost several times more). They are left
 // alone; exec is the only one that converts anything (its argument), and a
 // cycle through it needs a bound function or a proxy standing for it, which
-// bind and new Proxy give a counted exec instead (see execTarget).
+// bind and new Proxy give the watched exec instead, counted (see execTarget
+// and regexp.go).
 var stdRegExp = map[string]bool{
 	"RegExp.prototype.exec": true, "get RegExp.prototype.global": true, "get RegExp.prototype.multiline": true,
 	"get RegExp.prototype.ignoreCase": true, "get RegExp.prototype.unicode": true, "get RegExp.prototype.sticky": true,
@@ -151,7 +152,10 @@ var specialNames = []string{
 	"JSON.parse", "JSON.stringify", "Array.prototype.join", "Array.prototype.flat", "Array.prototype.fill",
 	"%TypedArray%.prototype.join", "Function.prototype.bind", "Function.prototype.apply", "Reflect.apply",
 	"Reflect.construct", "Proxy.revocable", "Function.prototype.toString", "String.prototype.repeat",
-	"String.prototype.padStart", "String.prototype.padEnd", "String.prototype.concat",
+	"String.prototype.padStart", "String.prototype.padEnd", "String.prototype.concat", "Function.prototype.call",
+	"RegExp.prototype.test", "RegExp.prototype.compile", "RegExp.prototype.[Symbol.match]",
+	"RegExp.prototype.[Symbol.matchAll]", "RegExp.prototype.[Symbol.replace]", "RegExp.prototype.[Symbol.search]",
+	"RegExp.prototype.[Symbol.split]",
 }
 
 // special returns jsguard's own implementation of the builtin at path, or
@@ -172,10 +176,32 @@ func (g *guard) special(path string, orig func(goja.FunctionCall) goja.Value) fu
 		return g.capTypedJoin(orig)
 	case "Function.prototype.bind":
 		return g.bind
+	case "Function.prototype.call":
+		return func(c goja.FunctionCall) goja.Value {
+			c.This = g.execTarget(c.This)
+			return orig(c)
+		}
 	case "Function.prototype.apply":
-		return g.capApply(orig, 1)
+		apply := g.capApply(orig, 1)
+		return func(c goja.FunctionCall) goja.Value {
+			c.This = g.execTarget(c.This)
+			return apply(c)
+		}
 	case "Reflect.apply":
-		return g.capApply(orig, 2)
+		apply := g.capApply(orig, 2)
+		return func(c goja.FunctionCall) goja.Value {
+			if len(c.Arguments) > 0 {
+				c.Arguments = append([]goja.Value{g.execTarget(c.Arguments[0])}, c.Arguments[1:]...)
+			}
+			return apply(c)
+		}
+	case "RegExp.prototype.test":
+		return g.regexpTest(orig)
+	case "RegExp.prototype.compile":
+		return g.regexpCompile(orig)
+	case "RegExp.prototype.[Symbol.match]", "RegExp.prototype.[Symbol.matchAll]", "RegExp.prototype.[Symbol.replace]",
+		"RegExp.prototype.[Symbol.search]", "RegExp.prototype.[Symbol.split]":
+		return g.regexpMethod(strings.TrimSuffix(strings.TrimPrefix(path, "RegExp.prototype.["), "]"), orig)
 	case "Reflect.construct":
 		return g.capApply(orig, 1)
 	case "Proxy.revocable":
@@ -204,6 +230,7 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			g.enter(name)
 			defer g.leave()
 			if name == "RegExp" && regexpItself(self, args) {
+				g.afterRegExp(args[0].(*goja.Object), args)
 				return args[0]
 			}
 			if check != nil && strings.HasSuffix(name, "Function") {
@@ -211,6 +238,9 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			}
 			v, err := call(this, args...)
 			rethrow(err)
+			if o, ok := v.(*goja.Object); ok && name == "RegExp" {
+				g.afterRegExp(o, args)
+			}
 			return v
 		},
 		GetSym: func(target *goja.Object, sym *goja.Symbol, receiver goja.Value) goja.Value {
@@ -231,8 +261,11 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			}
 			o, err := construct(newTarget, args...)
 			rethrow(err)
-			if name == "Proxy" {
+			switch name {
+			case "Proxy":
 				g.recordProxy(o, args)
+			case "RegExp":
+				g.afterRegExp(o, args)
 			}
 			return o
 		},

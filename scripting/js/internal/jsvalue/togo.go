@@ -69,7 +69,7 @@ var (
 var descriptorKeys = [...]string{"value", "writable", "get", "set", "enumerable", "configurable"}
 
 // ToGo converts a script's value to the Go form of JSON values (nil, bool,
-// float64, string, []any, *dsl.Object) following pipeline.md §1.8, or
+// float64, string, []any, *dsl.Object) following the pipeline spec's §1.8, or
 // returns a *dsl.SnapshotError whose Path starts with root and names the
 // first value refused, in own-key order, depth first.
 //

@@ -12,6 +12,14 @@
 //     are host modules; relative paths resolve inside the scripts directory
 //     only, never through ".." or a symbolic link leading out of it.
 //   - [PluginFiles] lists the plugins of a scripts directory.
+//   - Regular expression literals: Transform refuses one that uses syntax
+//     goja accepts but runs wrong (named capture groups, Unicode property
+//     escapes, the flags d and v...; see jsregexp.Check) as a syntax error
+//     at its original position, and wraps one whose exec may run on goja's
+//     backtracking engine in RegExp(…), so that jsguard watches its match
+//     time (see jsguard's "Regular expressions"); the source map moves with
+//     the inserted text. [GuardRegExpLiterals] does the same for the source
+//     given to eval and the Function constructors.
 //
 // Positions are 1-based lines and 1-based columns counted in bytes, which is
 // what goja reports and what esbuild's diagnostics count; the source map's

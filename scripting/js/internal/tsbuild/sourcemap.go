@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // SourceMap is a parsed version 3 source map, as esbuild writes it for one
@@ -230,4 +231,103 @@ func base64Value(c byte) int {
 		return 63
 	}
 	return -1
+}
+
+// insertion is text inserted into a generated line: n UTF-16 units at
+// column col (0-based). A mapping that starts exactly at col stays where it
+// is when the text opens the token there (after is false), and moves with
+// the rest of the line when the text closes the token before it.
+type insertion struct {
+	col, n int
+	after  bool
+}
+
+// withInsertions returns m for generated code into which the texts of ins
+// (by 0-based generated line) were inserted: the mappings after each
+// insertion move right, and Raw is written anew. m is left as it is.
+func (m *SourceMap) withInsertions(ins map[int][]insertion) (*SourceMap, error) {
+	lines := make([][]segment, len(m.lines))
+	copy(lines, m.lines)
+	for line, list := range ins {
+		if line < 0 || line >= len(lines) {
+			continue
+		}
+		segs := append([]segment(nil), lines[line]...)
+		for i := range segs {
+			col, delta := int(segs[i].genCol), 0
+			for _, in := range list {
+				if in.col < col || in.col == col && in.after {
+					delta += in.n
+				}
+			}
+			segs[i].genCol = int32(col + delta)
+		}
+		lines[line] = segs
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(m.Raw, &fields); err != nil {
+		return nil, fmt.Errorf("source map: %w", err)
+	}
+	mappings, err := json.Marshal(encodeMappings(lines))
+	if err != nil {
+		return nil, fmt.Errorf("source map: %w", err)
+	}
+	fields["mappings"] = mappings
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return nil, fmt.Errorf("source map: %w", err)
+	}
+	return &SourceMap{Raw: raw, Sources: m.Sources, Names: m.Names, lines: lines}, nil
+}
+
+// encodeMappings is the inverse of decodeMappings.
+func encodeMappings(lines [][]segment) string {
+	var b strings.Builder
+	var src, line, col, name int64
+	for i, segs := range lines {
+		if i > 0 {
+			b.WriteByte(';')
+		}
+		var genCol int64
+		for j, s := range segs {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			writeVLQ(&b, int64(s.genCol)-genCol)
+			genCol = int64(s.genCol)
+			if s.src < 0 {
+				continue
+			}
+			writeVLQ(&b, int64(s.src)-src)
+			writeVLQ(&b, int64(s.line)-line)
+			writeVLQ(&b, int64(s.col)-col)
+			src, line, col = int64(s.src), int64(s.line), int64(s.col)
+			if s.name >= 0 {
+				writeVLQ(&b, int64(s.name)-name)
+				name = int64(s.name)
+			}
+		}
+	}
+	return b.String()
+}
+
+const base64Digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+// writeVLQ writes one base64 VLQ number (see decodeVLQ).
+func writeVLQ(b *strings.Builder, n int64) {
+	v := uint64(n) << 1
+	if n < 0 {
+		v = uint64(-n)<<1 | 1
+	}
+	for {
+		d := v & 0x1f
+		v >>= 5
+		if v != 0 {
+			d |= 0x20
+		}
+		b.WriteByte(base64Digits[d])
+		if v == 0 {
+			return
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"crypto/sha256"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,8 @@ type Output struct {
 	// Code is CommonJS for ES2017, ASCII only (esbuild escapes the rest). Its
 	// first line is always a comment, so a caller may put a function header
 	// (the CommonJS wrapper) in front of it on the same line without moving
-	// any mapped position.
+	// any mapped position. Regular expression literals stay literals; those
+	// jsguard must watch are wrapped in RegExp(…) (see regexp.go).
 	Code []byte
 	// Map maps Code back to the original source.
 	Map *SourceMap
@@ -59,8 +61,9 @@ const esmProbeText = "Top-level return cannot be used inside an ECMAScript modul
 
 // Transform turns a .ts, .js or .mjs file into CommonJS for ES2017 with
 // esbuild: loader ts for .ts, js for .js and .mjs; format CommonJS; target
-// ES2017, except that BigInt literals stay (goja has BigInt) and import()
-// is lowered too (to a promise of require(), since goja cannot parse it in a
+// ES2017, except that BigInt literals stay (goja has BigInt), regular
+// expression literals stay literals (see Output.Code) and import() is
+// lowered too (to a promise of require(), since goja cannot parse it in a
 // script); an external source map; nothing minified, so names stay
 // readable. path names the file in diagnostics and in the source map; its
 // extension picks the loader.
@@ -76,9 +79,12 @@ const esmProbeText = "Top-level return cannot be used inside an ECMAScript modul
 // return appended tells, since esbuild refuses that in an ES module only.
 //
 // A syntax error is a *[Diagnostic] at its original position: the first one
-// when esbuild reports several. Results, errors included, are cached by
-// content (sha256 of path, a zero byte, and src) in a bounded, concurrency
-// safe cache: transforming the same input again returns the same *Output.
+// when esbuild reports several. So is a regular expression literal that uses
+// syntax goja runs wrong ("named capture groups are not supported:
+// /(?<year>\d{4})/"), its Err a *jsregexp.UnsupportedError. Results,
+// errors included, are cached by content (sha256 of path, a zero byte, and
+// src) in a bounded, concurrency safe cache: transforming the same input
+// again returns the same *Output.
 func Transform(path string, src []byte) (*Output, error) {
 	return defaultCache.transform(path, src)
 }
@@ -233,7 +239,70 @@ func compile(p string, src []byte) (*Output, error) {
 	for _, w := range r.Warnings {
 		out.Warnings = append(out.Warnings, diagnostic(p, w))
 	}
+	if err := out.guardRegExps(); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// guardRegExps refuses the regular expression literals that use syntax goja
+// runs wrong, at their original position, and wraps those jsguard must
+// watch in RegExp(…), moving the source map's mappings after them (see
+// regexp.go).
+func (o *Output) guardRegExps() error {
+	const prefix, suffix = "(function(){", "\n})"
+	code := string(o.Code)
+	wrap, bad, err := regexpPlan(prefix, code, suffix)
+	if err != nil {
+		d := &Diagnostic{File: o.Path, Message: err.Error(), Err: err}
+		line, col := o.genPosition(bad.start)
+		if _, ol, oc, ok := o.Original(line+1, col+1); ok {
+			d.Line, d.Col = ol, oc
+		}
+		return d
+	}
+	if len(wrap) == 0 {
+		return nil
+	}
+	ins := make(map[int][]insertion)
+	for _, lit := range wrap {
+		// A literal holds no line terminator: it starts and ends on one line.
+		line, col := o.genPosition(lit.start)
+		ins[line] = append(ins[line],
+			insertion{col: col, n: len(regexpWrapOpen)},
+			insertion{col: col + lit.end - lit.start, n: len(regexpWrapClose), after: true})
+	}
+	m, err := o.Map.withInsertions(ins)
+	if err != nil {
+		return &Diagnostic{File: o.Path, Message: "rewriting the source map: " + err.Error(), Err: err}
+	}
+	o.Map = m
+	o.Code = []byte(applyWraps(code, wrap))
+	o.genLines = lineStarts(o.Code)
+	return nil
+}
+
+// genPosition is the 0-based line and byte column in Code of a byte offset.
+func (o *Output) genPosition(off int) (line, col int) {
+	line = sort.Search(len(o.genLines), func(i int) bool { return o.genLines[i] > off }) - 1
+	return line, off - o.genLines[line]
+}
+
+// supported overrides esbuild's ES2017 feature table: BigInt literals stay
+// (goja has BigInt), import() is lowered, and regular expression literals
+// are never turned into new RegExp("…") calls: goja runs the dotAll and
+// lookbehind ones, and guardRegExps refuses the rest at their position,
+// which it could not do once they were strings.
+var supported = map[string]bool{
+	"bigint":                          true,
+	"dynamic-import":                  false,
+	"regexp-dot-all-flag":             true,
+	"regexp-lookbehind-assertions":    true,
+	"regexp-match-indices":            true,
+	"regexp-named-capture-groups":     true,
+	"regexp-set-notation":             true,
+	"regexp-sticky-and-unicode-flags": true,
+	"regexp-unicode-property-escapes": true,
 }
 
 // options are the esbuild options shared by the transform and the probe.
@@ -243,7 +312,7 @@ func options(p string, loader api.Loader) api.TransformOptions {
 		Loader:         loader,
 		Format:         api.FormatCommonJS,
 		Target:         api.ES2017,
-		Supported:      map[string]bool{"bigint": true, "dynamic-import": false},
+		Supported:      supported,
 		Sourcemap:      api.SourceMapExternal,
 		SourcesContent: api.SourcesContentExclude,
 		Sourcefile:     p,
