@@ -703,7 +703,7 @@ func (c *ptcCase) newEnv(t *testing.T, newRuntime func(ptc.Budgets) (ptc.Runtime
 				&lua.Host{Grace: ptcGrace, Modules: []scripting.Module{env.trace.module()}},
 			},
 			Agents:      env.agents.Agent,
-			LoadTimeout: 5 * time.Second,
+			LoadTimeout: 30 * time.Second, // no case is about it: generous for a loaded machine
 		}
 		loadAll(t, loader, root, c.file+": ")
 	}
