@@ -1081,6 +1081,14 @@ func (l *Loop) startRun(r *run) {
 		l.deliver(r, nil, err)
 		return
 	}
+	// The deadline by the clock too: ctx's own timer may not have ended it
+	// yet while the hard timer (deadline+grace) already ran, saw r queued
+	// and did nothing; a job started now would have no timer left to
+	// interrupt it.
+	if d, ok := r.ctx.Deadline(); ok && !time.Now().Before(d) {
+		l.deliver(r, nil, context.DeadlineExceeded)
+		return
+	}
 	l.active[r] = struct{}{}
 	if r.timeout > 0 {
 		l.armTimeout(r)
