@@ -1,13 +1,12 @@
 package js
 
 import (
-	"reflect"
-
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/file"
 
 	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // A program's call of a name its namespace does not bind (tools.nope({}))
@@ -64,7 +63,8 @@ func collectCallSites(prog *ast.Program) callSites {
 			c.names = append(c.names, name)
 		}
 	}
-	walkAST(prog, func(n any) {
+	// A function's DeclarationList repeats declarations its body holds.
+	hostapi.WalkTree(prog, func(n any) {
 		call, ok := n.(*ast.CallExpression)
 		if !ok {
 			return
@@ -82,7 +82,7 @@ func collectCallSites(prog *ast.Program) callSites {
 				add(m.Idx0(), "", true)
 			}
 		}
-	})
+	}, "DeclarationList", "File")
 	return sites
 }
 
@@ -139,45 +139,4 @@ func (r *programRun) unknownBinding(vm *goja.Runtime, i int, name string) goja.V
 		_ = reject(r.bindingError(vm, i, name, msg))
 		return vm.ToValue(p)
 	})
-}
-
-// walkAST calls visit with every node under root, root included, in no
-// particular order and without recursion. It walks by reflection: goja's
-// ast package has no walker, and its nodes are plain structs of nodes,
-// slices of nodes and interfaces holding nodes. A function's
-// DeclarationList repeats declarations its body holds and is skipped.
-func walkAST(root ast.Node, visit func(any)) {
-	nodeType := reflect.TypeFor[ast.Node]()
-	stack := []reflect.Value{reflect.ValueOf(root)}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		switch v.Kind() {
-		case reflect.Interface:
-			if !v.IsNil() {
-				stack = append(stack, v.Elem())
-			}
-		case reflect.Pointer:
-			if v.IsNil() || v.Elem().Kind() != reflect.Struct {
-				continue
-			}
-			if v.Type().Implements(nodeType) {
-				visit(v.Interface())
-			}
-			stack = append(stack, v.Elem())
-		case reflect.Struct:
-			t := v.Type()
-			for i := range t.NumField() {
-				f := t.Field(i)
-				if !f.IsExported() || f.Name == "DeclarationList" || f.Name == "File" {
-					continue
-				}
-				stack = append(stack, v.Field(i))
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				stack = append(stack, v.Index(i))
-			}
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package lua
 
 import (
-	"reflect"
 	"strings"
 
 	glua "github.com/yuin/gopher-lua"
@@ -9,6 +8,7 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 
 	"github.com/dsh-go/dsh/ptc"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // A program's call of a name its namespace does not bind (tools.nope{})
@@ -62,7 +62,7 @@ func collectLuaCallSites(src string) (luaCallSites, error) {
 			s.any[a.Line()] = true
 		}
 	}
-	walkLuaAST(chunk, func(n any) {
+	hostapi.WalkTree(chunk, func(n any) {
 		switch x := n.(type) {
 		case *ast.FuncCallExpr:
 			switch {
@@ -119,39 +119,4 @@ func (r *programRun) unknownBinding(L *glua.LState, ns int, name string) *glua.L
 		r.raise(L, ns, name, msg)
 		return 0
 	})
-}
-
-// walkLuaAST calls visit with every node of a chunk, in no particular
-// order and without recursion. It walks by reflection: gopher-lua's ast
-// package has no walker, and its nodes are plain structs of nodes, slices of
-// nodes and interfaces holding nodes.
-func walkLuaAST(chunk []ast.Stmt, visit func(any)) {
-	stack := []reflect.Value{reflect.ValueOf(chunk)}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		switch v.Kind() {
-		case reflect.Interface:
-			if !v.IsNil() {
-				stack = append(stack, v.Elem())
-			}
-		case reflect.Pointer:
-			if v.IsNil() || v.Elem().Kind() != reflect.Struct {
-				continue
-			}
-			visit(v.Interface())
-			stack = append(stack, v.Elem())
-		case reflect.Struct:
-			t := v.Type()
-			for i := range t.NumField() {
-				if t.Field(i).IsExported() {
-					stack = append(stack, v.Field(i))
-				}
-			}
-		case reflect.Slice:
-			for i := range v.Len() {
-				stack = append(stack, v.Index(i))
-			}
-		}
-	}
 }
