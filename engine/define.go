@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // ToolOptions describes a Go-native tool for [DefineTool]: its schemas in the
@@ -72,7 +73,7 @@ type ToolOptions[Args, Out any] struct {
 // Every typed callback thus sees arguments that passed the parameter schema.
 func DefineTool[Args, Out any](opts ToolOptions[Args, Out]) (*Definition, error) {
 	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", opts.Name)
+		return nil, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", display.Line(opts.Name, display.MaxName))
 	}
 	params, err := dsl.CompileParameterSpec(opts.Parameters.Value())
 	if err != nil {
@@ -167,7 +168,7 @@ func DefineTool[Args, Out any](opts ToolOptions[Args, Out]) (*Definition, error)
 // schema: schema.pattern is not a supported keyword …`. errors.As still
 // finds the *dsl.JsonSchemaError, with the spec's message.
 func SchemaError(name, field string, err error) error {
-	return fmt.Errorf("tool %q: %s: %w", name, field, err)
+	return fmt.Errorf("tool %s: %s: %w", display.Quote(name), field, err)
 }
 
 // MustDefineTool is [DefineTool] for package-level tools: it panics when the

@@ -52,6 +52,21 @@
 //     post-execute decision of an unknown kind.
 //   - A throwing content projector (ProjectContent) is a pipeline failure:
 //     the call's result is that error, and finalizeContent still runs.
+//   - Tool names follow one rule, ^[a-zA-Z0-9_-]{1,64}$ ([CheckToolName]),
+//     checked first at registration (before §2.2's steps, whose messages
+//     quote the name): `tool name "a.b" is invalid: a tool name is 1 to 64
+//     ASCII letters, digits, '_' or '-'`. Every registered name is thus
+//     short and printable. A name from outside (a model's call, a
+//     restriction's list, a call id) is quoted in messages by
+//     internal/display: escaped as %q does, cut to 64 bytes with "…"; a
+//     restriction's error lists at most 10 unknown names ("and N more").
+//   - What a call hands on is bounded where it is made: a call defers at
+//     most [MaxDeferredMessages] (1,000) context messages of at most
+//     [MaxDeferredBytes] (64 MiB) in all, [Run.DeferContext] failing past
+//     either; a progress report's and a question's message is cut to
+//     [MaxProgressMessage] (16 KiB); a [JSONLLog] line is at most
+//     [MaxLogLine] (64 MiB), a longer event written cut and marked
+//     ([LogCutKey]). A cut text ends with "… (truncated)".
 //
 // # Nested calls
 //

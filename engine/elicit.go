@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+
+	"github.com/dsh-go/dsh/internal/textcap"
 )
 
 // Elicitation is a question a running call puts to the user behind its
@@ -40,11 +42,13 @@ func WithElicit(ctx context.Context, fn ElicitFunc) context.Context {
 
 // Elicit puts e to the user through the function ctx carries (see
 // [WithElicit]) and returns the answer; without one it returns
-// [ErrNoElicitation].
+// [ErrNoElicitation]. A Message longer than [MaxProgressMessage] is cut,
+// marked.
 func Elicit(ctx context.Context, e Elicitation) (ElicitResult, error) {
 	fn, _ := ctx.Value(elicitKey{}).(ElicitFunc)
 	if fn == nil {
 		return ElicitResult{}, ErrNoElicitation
 	}
+	e.Message = textcap.String(e.Message, MaxProgressMessage)
 	return fn(ctx, e)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -116,7 +117,8 @@ func settleFields(o *dsl.Object, r *Result, content []Block) {
 // order; agent is the session owner's id (absent without one); time is the
 // append time in UTC, RFC 3339 with milliseconds (JavaScript's toISOString).
 // Payload keys that would shadow one of those four are not written. Each line
-// is a single Write. It is safe for concurrent use.
+// is a single Write of at most [MaxLogLine] bytes (a longer event is written
+// cut, see [LogCutKey]). It is safe for concurrent use.
 type JSONLLog struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -208,7 +210,15 @@ func (l *JSONLLog) Append(_ context.Context, e Event) (string, error) {
 			o.Set(k, v)
 		}
 	}
-	line, err := dsl.Marshal(o)
+	// An event whose line would pass MaxLogLine is measured, not made, and
+	// written cut.
+	var line []byte
+	var err error
+	if size := lineSize(o, math.MaxInt-1); size+1 > MaxLogLine {
+		line, err = cutLine(o, size+1)
+	} else if line, err = dsl.Marshal(o); err == nil && len(line)+1 > MaxLogLine {
+		line, err = cutLine(o, len(line)+1)
+	}
 	if err != nil {
 		return "", fmt.Errorf("event %s: %w", e.Type, err)
 	}

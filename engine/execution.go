@@ -144,6 +144,7 @@ type Run struct {
 	caller    context.Context
 	mu        sync.Mutex
 	deferred  []Message
+	deferredN int // the bytes of deferred, as deferredBytes counts them
 	concluded bool
 }
 
@@ -164,11 +165,19 @@ func (r *Run) Caller() context.Context {
 }
 
 // DeferContext attaches a message to the call's result, delivered to the
-// model with the next step.
-func (r *Run) DeferContext(m Message) {
+// model with the next step. A call defers at most [MaxDeferredMessages]
+// messages of at most [MaxDeferredBytes] in all: past either, it returns
+// an error naming the limit and attaches nothing.
+func (r *Run) DeferContext(m Message) error {
+	n := deferredBytes(m, MaxDeferredBytes+1)
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := deferredLimit(len(r.deferred), r.deferredN, n); err != nil {
+		return err
+	}
 	r.deferred = append(r.deferred, m)
-	r.mu.Unlock()
+	r.deferredN += n
+	return nil
 }
 
 // ConcludeTurn asks that the turn end after this step; only a success built

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // stage says where a call goes next (§3): dispatch runs the body, post skips
@@ -745,7 +746,8 @@ func (s *Service) notifyResult(exec *Execution, r *Result) {
 	it := s.result.iter(exec.epoch)
 	for l := it.next(exec.agent); l != nil; l = it.next(exec.agent) {
 		if err := callObserver(func() error { return l.fn(exec, r) }); err != nil {
-			s.logger.Warn(fmt.Sprintf("tool %q (%s): tools/result observer failed: %s", exec.name, exec.callID, errorText(err)))
+			s.logger.Warn(fmt.Sprintf("tool %s (%s): tools/result observer failed: %s", display.Quote(exec.name),
+				display.Line(exec.callID, display.MaxName), display.Line(errorText(err), display.MaxText)))
 		}
 	}
 }

@@ -3,7 +3,15 @@ package engine
 import (
 	"context"
 	"math"
+
+	"github.com/dsh-go/dsh/internal/textcap"
 )
+
+// MaxProgressMessage bounds, in bytes, the message of a progress report and
+// of a question put to the user ([Elicit]): a longer one is cut between
+// characters and ends with "… (truncated)". It is the bound of a log
+// message an MCP client is sent, 16 KiB.
+const MaxProgressMessage = 16 << 10
 
 // Progress is one progress report of a running call: how far it is
 // (Progress, increasing), out of Total when known (0: unknown), with an
@@ -31,12 +39,13 @@ func WithProgress(ctx context.Context, fn ProgressFunc) context.Context {
 // ReportProgress reports p to the function ctx carries (see
 // [WithProgress]) and reports whether one heard it. A report whose
 // Progress or Total is not a finite number, or whose Total is negative, is
-// dropped.
+// dropped; a Message longer than [MaxProgressMessage] is cut, marked.
 func ReportProgress(ctx context.Context, p Progress) bool {
 	fn, _ := ctx.Value(progressKey{}).(ProgressFunc)
 	if fn == nil || !finite(p.Progress) || !finite(p.Total) || p.Total < 0 {
 		return false
 	}
+	p.Message = textcap.String(p.Message, MaxProgressMessage)
 	fn(p)
 	return true
 }

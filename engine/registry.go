@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // TransportName is the reserved name of the programmatic tool-calling transport.
@@ -136,8 +137,8 @@ func prepended(opts []ListenerOption) bool {
 }
 
 // ValidateDefinition runs the checks registration makes before it looks at
-// the layer (§2.2 steps 1–4): the output contract, the output schema, the
-// timeout and the reserved name. A script host calls it to report a bad
+// the layer: the name's form ([CheckToolName]), then §2.2 steps 1–4: the
+// output contract, the output schema, the timeout and the reserved name. A script host calls it to report a bad
 // definition where the script registers it.
 func ValidateDefinition(def *Definition) error {
 	_, err := checkDefinition(def)
@@ -149,6 +150,10 @@ func checkDefinition(def *Definition) (*dsl.Schema, error) {
 		return nil, errors.New("tools.register: the definition is nil")
 	}
 	name := def.Name
+	// The name first: every later message quotes it.
+	if err := CheckToolName(name); err != nil {
+		return nil, err
+	}
 	if def.Output.Render == nil {
 		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", name)
 	}
@@ -311,6 +316,9 @@ type Filter struct {
 	Deny  []string
 }
 
+// maxQuotedUnknown is how many unknown names a restrict error lists.
+const maxQuotedUnknown = 10
+
 // restrict adds a filter to agent's layer (§2.3).
 func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 	if err := ValidateFilter(agent, f); err != nil {
@@ -332,8 +340,10 @@ func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 	var inherited map[string]bool
 	s.mutate(func(st *regState) bool {
 		inherited = st.inheritedNames(agent)
+		seen := map[string]bool{}
 		for _, n := range names {
-			if !inherited[n] && !slices.Contains(unknown, n) {
+			if !inherited[n] && !seen[n] {
+				seen[n] = true
 				unknown = append(unknown, n)
 			}
 		}
@@ -354,9 +364,14 @@ func (s *Service) restrict(agent *Agent, f Filter) (Disposer, error) {
 		if len(known) > 0 {
 			list = strings.Join(known, ", ")
 		}
-		quoted := make([]string, len(unknown))
-		for i, n := range unknown {
-			quoted[i] = fmt.Sprintf("%q", n)
+		// A script chooses the names: each is quoted bounded, and at most
+		// maxQuotedUnknown of them are listed.
+		quoted := make([]string, 0, min(len(unknown), maxQuotedUnknown))
+		for _, n := range unknown[:min(len(unknown), maxQuotedUnknown)] {
+			quoted = append(quoted, display.Quote(n))
+		}
+		if more := len(unknown) - len(quoted); more > 0 {
+			quoted = append(quoted, fmt.Sprintf("and %d more", more))
 		}
 		noun := "tool"
 		if len(unknown) > 1 {

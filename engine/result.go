@@ -3,9 +3,9 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // Result is the outcome of one tool call. A success has Value and never
@@ -153,7 +153,8 @@ const (
 func ErrAborted() *ToolError { return NewError("AbortError", CodeAborted, msgAborted) }
 
 func errUnknownTool(name string) *ToolError {
-	return NewError("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf("unknown tool %q", name))
+	// A model or a program chooses the name: quoted bounded.
+	return NewError("ToolNotFoundError", CodeUnknownTool, "unknown tool "+display.Quote(name))
 }
 
 func errTooDeep(max int) *ToolError {
@@ -161,26 +162,14 @@ func errTooDeep(max int) *ToolError {
 }
 
 func errOverBudget(rootID string, budget int64) *ToolError {
+	// A model chooses call ids: quoted bounded.
 	return NewError("ToolNestingError", CodeNestingLimit, fmt.Sprintf(
-		"the call %q made more than %d nested tool calls", shortID(rootID), budget))
-}
-
-// shortID bounds an id quoted in a message: a model chooses call ids.
-func shortID(id string) string {
-	const max = 64
-	if len(id) <= max {
-		return id
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(id[cut]) {
-		cut--
-	}
-	return id[:cut] + "…"
+		"the call %s made more than %d nested tool calls", display.Quote(rootID), budget))
 }
 
 func errCollapsed(name string) *ToolError {
 	return NewError("ToolNotFoundError", CodeUnknownTool, fmt.Sprintf(
-		"unknown tool %q: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", name, name))
+		"unknown tool %s: only `run_code` is callable directly — call `%s` from inside a `run_code` program instead", display.Quote(name), display.Line(name, display.MaxName)))
 }
 
 // ArgsError reports arguments that violate a tool's parameter schema.

@@ -270,7 +270,7 @@ func BenchmarkImportCall(b *testing.B) {
 		})
 		b.Run("imported_"+kind, func(b *testing.B) {
 			svc := importEcho(b, echoServer(), kind)
-			loopCPU(b, func() { engineCall(b, svc, "up.echo", echo) })
+			loopCPU(b, func() { engineCall(b, svc, "up__echo", echo) })
 		})
 	}
 }
@@ -294,7 +294,7 @@ func BenchmarkImportOverhead(b *testing.B) {
 				t1 := time.Now()
 				sdkCall(b, cs, "echo", args)
 				t2 := time.Now()
-				engineCall(b, svc, "up.echo", echo)
+				engineCall(b, svc, "up__echo", echo)
 				local += t1.Sub(t0)
 				direct += t2.Sub(t1)
 				imported += time.Since(t2)

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // The defaults of [Options].
@@ -41,7 +43,8 @@ type Options struct {
 	// connected.
 	Stderr io.Writer
 	// Dial makes the transport of one connection attempt to spec. nil
-	// starts spec.Command with a [sdk.CommandTransport], or connects to
+	// starts spec.Command in a process group of its own (ended with
+	// everything it started when the connection closes), or connects to
 	// spec.URL with a [sdk.StreamableClientTransport].
 	Dial func(ctx context.Context, spec ServerSpec) (sdk.Transport, error)
 	// ConnectTimeout bounds one attempt: starting or reaching the server,
@@ -77,18 +80,29 @@ type Diagnostic struct {
 	Server string
 	Tool   string
 	Reason string
+	// Unnamed is set for a tool the server listed with an empty name (and
+	// Tool is empty): the diagnostic is about a tool, not the server.
+	Unnamed bool
 }
 
-// Error renders `tool "NAME": REASON`, or the reason alone for the server.
+// IsTool reports whether d is about one of the server's tools rather than
+// the server (which then could not be reached or listed).
+func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed }
+
+// Error renders `tool "NAME": REASON`, or the reason alone for the server,
+// on one line: the server chose the tool's name and much of the reason, so
+// the name is quoted bounded (display.Quote) and the reason's control
+// characters are escaped and its length bounded (display.Line).
 func (d Diagnostic) Error() string {
-	if d.Tool == "" {
-		return d.Reason
+	reason := display.Line(d.Reason, display.MaxText)
+	if !d.IsTool() {
+		return reason
 	}
-	return fmt.Sprintf("tool %q: %s", d.Tool, d.Reason)
+	return "tool " + display.Quote(d.Tool) + ": " + reason
 }
 
 // Client is a set of imported MCP servers: each server's tools are
-// registered in the engine's global layer as "NAME.tool", and kept in step
+// registered in the engine's global layer as "NAME__tool", and kept in step
 // with the server while it runs.
 //
 // A server's tools are registered in one [engine.Service.Swap] per listing,
@@ -304,7 +318,7 @@ func (s *server) dial() (sdk.Transport, error) {
 	}
 	// A grandchild that keeps standard error open must not hold Close.
 	cmd.WaitDelay = 2 * time.Second
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &stdioTransport{cmd: cmd, terminate: 2 * time.Second}, nil
 }
 
 // childEnv is a stdio server's environment: DefaultEnv from dsh's, then env.
@@ -392,6 +406,13 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 	}
 	var defs []named
 	for _, t := range tools {
+		// A tool whose name, alone or prefixed, is outside the tool-name
+		// rule is skipped with a diagnostic (a mapped name could collide
+		// with another tool's and would not be the server's).
+		if err := cmp.Or(engine.CheckToolName(t.Name), engine.CheckToolName(ToolName(s.spec.Name, t.Name))); err != nil {
+			diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: t.Name, Reason: "not imported: " + err.Error(), Unnamed: t.Name == ""})
+			continue
+		}
 		def, err := s.definition(t)
 		if err != nil {
 			diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: t.Name, Reason: err.Error()})
@@ -440,7 +461,7 @@ func (s *server) definition(t *sdk.Tool) (*engine.Definition, error) {
 	}
 	tool := t.Name
 	def := &engine.Definition{
-		Name:        s.spec.Name + "." + tool,
+		Name:        ToolName(s.spec.Name, tool),
 		Description: t.Description,
 		Parameters:  in.Raw(),
 		Output:      engine.Output{Schema: out, Render: render},
@@ -533,7 +554,8 @@ func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 			}
 			return nil, s.notConnected(reason)
 		}
-		return nil, fmt.Errorf("MCP server %q failed the call: %w", s.spec.Name, err)
+		// The error holds the server's own text: one line, bounded.
+		return nil, fmt.Errorf("MCP server %q failed the call: %s", s.spec.Name, display.Line(err.Error(), display.MaxText))
 	}
 	blocks, err := contentBlocks(res.Content)
 	if err != nil {

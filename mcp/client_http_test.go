@@ -31,10 +31,10 @@ func TestImportOverHTTP(t *testing.T) {
 		if len(diags) != 0 {
 			t.Fatalf("diagnostics %v", diags)
 		}
-		if names := impToolNames(svc); !slices.Contains(names, "up.word_count") {
+		if names := impToolNames(svc); !slices.Contains(names, "up__word_count") {
 			t.Fatalf("tools %v, want up.word_count", names)
 		}
-		r := impCall(svc, context.Background(), "up.word_count", impObj(t, `{"text":"a b c"}`))
+		r := impCall(svc, context.Background(), "up__word_count", impObj(t, `{"text":"a b c"}`))
 		if text, _ := dsl.Marshal(r.Value); r.IsError || string(text) != `{"words":3}` {
 			t.Errorf("result %s", impJSON(t, r))
 		}

@@ -264,17 +264,17 @@ func TestImportInMemory(t *testing.T) {
 		}
 	})
 
-	t.Run("the other tools are registered as NAME.tool, over every page of the listing", func(t *testing.T) {
+	t.Run("the other tools are registered as NAME__tool, over every page of the listing", func(t *testing.T) {
 		got := impToolNames(svc)
 		slices.Sort(got)
-		want := []string{"t.add", "t.echo", "t.fail", "t.image", "t.steps", "t.wait"}
+		want := []string{"t__add", "t__echo", "t__fail", "t__image", "t__steps", "t__wait"}
 		if !slices.Equal(got, want) {
 			t.Errorf("tools = %v, want %v", got, want)
 		}
 	})
 
 	t.Run("parameters are the input schema, without $schema", func(t *testing.T) {
-		def := svc.Global().Get("t.add")
+		def := svc.Global().Get("t__add")
 		text, _ := dsl.Marshal(def.Parameters)
 		want := `{"properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"type":"object"}`
 		if string(text) != want {
@@ -283,13 +283,13 @@ func TestImportInMemory(t *testing.T) {
 		if def.IsConcurrencySafe != nil {
 			t.Errorf("add is not read-only, yet concurrency safe")
 		}
-		if echo := svc.Global().Get("t.echo"); echo.IsConcurrencySafe == nil || !echo.IsConcurrencySafe(nil) || echo.Description != "Echoes text." {
+		if echo := svc.Global().Get("t__echo"); echo.IsConcurrencySafe == nil || !echo.IsConcurrencySafe(nil) || echo.Description != "Echoes text." {
 			t.Errorf("echo: read-only hint or description lost")
 		}
 	})
 
 	t.Run("a call returns the text content, the text as its value", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "t.echo", impObj(t, `{"text":"hi"}`))
+		r := impCall(svc, context.Background(), "t__echo", impObj(t, `{"text":"hi"}`))
 		want := `{"isError":false,"value":"echo: hi","content":[{"type":"text","text":"echo: hi"}]}`
 		if got := impJSON(t, r); got != want {
 			t.Errorf("result = %s\nwant %s", got, want)
@@ -297,7 +297,7 @@ func TestImportInMemory(t *testing.T) {
 	})
 
 	t.Run("structured content is the value, checked against the output schema", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "t.add", impObj(t, `{"a":1,"b":2}`))
+		r := impCall(svc, context.Background(), "t__add", impObj(t, `{"a":1,"b":2}`))
 		want := `{"isError":false,"value":{"sum":3},"content":[{"type":"text","text":"{\"sum\":3}"}]}`
 		if got := impJSON(t, r); got != want {
 			t.Errorf("result = %s\nwant %s", got, want)
@@ -305,7 +305,7 @@ func TestImportInMemory(t *testing.T) {
 	})
 
 	t.Run("arguments outside the input schema fail before the server sees them", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "t.add", impObj(t, `{"a":1}`))
+		r := impCall(svc, context.Background(), "t__add", impObj(t, `{"a":1}`))
 		if !r.IsError || r.Error.Info == nil || r.Error.Info.Code != engine.CodeInvalidArgs {
 			t.Errorf("result = %s, want INVALID_ARGS", impJSON(t, r))
 		}
@@ -323,7 +323,7 @@ func TestImportInMemory(t *testing.T) {
 				`{"isError":true,"error":{"message":"disk: Error: full"},"content":[{"type":"text","text":"Error: disk: Error: full"}]}`},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				r := impCall(svc, context.Background(), "t.fail", impObj(t, tc.args))
+				r := impCall(svc, context.Background(), "t__fail", impObj(t, tc.args))
 				if got := impJSON(t, r); got != tc.want {
 					t.Errorf("result = %s\nwant %s", got, tc.want)
 				}
@@ -332,7 +332,7 @@ func TestImportInMemory(t *testing.T) {
 	})
 
 	t.Run("an image becomes an image block, and mixed content the value", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "t.image", nil)
+		r := impCall(svc, context.Background(), "t__image", nil)
 		content := `[{"type":"text","text":"a picture"},{"type":"image","attachment":{"mimeType":"image/png","data":"UE5H"}}]`
 		want := `{"isError":false,"value":` + content + `,"content":` + content + `}`
 		if got := impJSON(t, r); got != want {
@@ -351,7 +351,7 @@ func TestImportInMemory(t *testing.T) {
 				close(hooks.heard)
 			}
 		})
-		if r := impCall(svc, ctx, "t.steps", nil); r.IsError || r.Value != "stepped" {
+		if r := impCall(svc, ctx, "t__steps", nil); r.IsError || r.Value != "stepped" {
 			t.Fatalf("result %s", impJSON(t, r))
 		}
 		if want := "1/2 step 1|2/2 step 2"; strings.Join(got, "|") != want {
@@ -360,7 +360,7 @@ func TestImportInMemory(t *testing.T) {
 	})
 
 	t.Run("a call nobody hears the progress of asks for none", func(t *testing.T) {
-		if r := impCall(svc, context.Background(), "t.steps", nil); r.IsError || r.Value != "no token" {
+		if r := impCall(svc, context.Background(), "t__steps", nil); r.IsError || r.Value != "no token" {
 			t.Errorf("result %s, want no token sent", impJSON(t, r))
 		}
 	})
@@ -368,7 +368,7 @@ func TestImportInMemory(t *testing.T) {
 	t.Run("cancelling a call cancels the request at the server", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan *engine.Result, 1)
-		go func() { done <- impCall(svc, ctx, "t.wait", nil) }()
+		go func() { done <- impCall(svc, ctx, "t__wait", nil) }()
 		<-hooks.started
 		cancel()
 		<-hooks.cancelled
@@ -385,13 +385,13 @@ func TestImportInMemory(t *testing.T) {
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "late"}}}, nil
 			})
 		srv.RemoveTools("fail")
-		for !slices.Contains(impToolNames(svc), "t.late") || slices.Contains(impToolNames(svc), "t.fail") {
+		for !slices.Contains(impToolNames(svc), "t__late") || slices.Contains(impToolNames(svc), "t__fail") {
 			<-swapped
 		}
-		if r := impCall(svc, context.Background(), "t.late", nil); r.IsError || r.Value != "late" {
+		if r := impCall(svc, context.Background(), "t__late", nil); r.IsError || r.Value != "late" {
 			t.Errorf("t.late: %s", impJSON(t, r))
 		}
-		if r := impCall(svc, context.Background(), "t.fail", nil); !r.IsError || r.Error.Info.Code != engine.CodeUnknownTool {
+		if r := impCall(svc, context.Background(), "t__fail", nil); !r.IsError || r.Error.Info.Code != engine.CodeUnknownTool {
 			t.Errorf("t.fail after removal: %s", impJSON(t, r))
 		}
 	})
@@ -404,7 +404,7 @@ func TestImportInMemory(t *testing.T) {
 		mem.held.Store(true)
 		mem.closeAll()
 		<-mem.dialed // dsh noticed, and tries again
-		r := impCall(svc, context.Background(), "t.echo", impObj(t, `{"text":"hi"}`))
+		r := impCall(svc, context.Background(), "t__echo", impObj(t, `{"text":"hi"}`))
 		want := `MCP server "t" is not connected: the server closed the connection`
 		if !r.IsError || r.Error.Message != want {
 			t.Errorf("result = %s\nwant the failure %q", impJSON(t, r), want)
@@ -412,7 +412,7 @@ func TestImportInMemory(t *testing.T) {
 		mem.held.Store(false)
 		mem.release <- struct{}{}
 		<-swapped
-		if r := impCall(svc, context.Background(), "t.echo", impObj(t, `{"text":"again"}`)); r.IsError || r.Value != "echo: again" {
+		if r := impCall(svc, context.Background(), "t__echo", impObj(t, `{"text":"again"}`)); r.IsError || r.Value != "echo: again" {
 			t.Errorf("after reconnecting: %s", impJSON(t, r))
 		}
 	})
@@ -465,7 +465,7 @@ func TestImportStdio(t *testing.T) {
 	}
 
 	t.Run("a policy-free call runs the child's tool", func(t *testing.T) {
-		r := impCall(svc, context.Background(), "std.echo", impObj(t, `{"text":"over stdio"}`))
+		r := impCall(svc, context.Background(), "std__echo", impObj(t, `{"text":"over stdio"}`))
 		want := []engine.Block{engine.Text("echo: over stdio")}
 		if r.IsError || !slices.Equal(r.Content, want) {
 			t.Errorf("result = %s", impJSON(t, r))
@@ -474,12 +474,12 @@ func TestImportStdio(t *testing.T) {
 
 	t.Run("a server that exits fails the call, and is restarted", func(t *testing.T) {
 		swapped := impSwaps(t, svc)
-		r := impCall(svc, context.Background(), "std.crash", nil)
+		r := impCall(svc, context.Background(), "std__crash", nil)
 		if !r.IsError || !strings.HasPrefix(r.Error.Message, `MCP server "std" is not connected: `) {
 			t.Errorf("result = %s, want a not-connected failure", impJSON(t, r))
 		}
 		<-swapped // the new process's tools
-		if r := impCall(svc, context.Background(), "std.echo", impObj(t, `{"text":"back"}`)); r.IsError || r.Value != "echo: back" {
+		if r := impCall(svc, context.Background(), "std__echo", impObj(t, `{"text":"back"}`)); r.IsError || r.Value != "echo: back" {
 			t.Errorf("after the restart: %s", impJSON(t, r))
 		}
 	})

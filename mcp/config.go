@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // ServerSpec is an MCP server to import: a command dsh starts and talks to
@@ -17,7 +19,7 @@ import (
 // Exactly one of Command and URL is set.
 type ServerSpec struct {
 	// Name prefixes the server's tools: its tool "read_file" is the engine
-	// tool "NAME.read_file".
+	// tool "NAME__read_file" (see [ToolName]).
 	Name    string
 	Command string
 	Args    []string
@@ -36,17 +38,32 @@ type ServerSpec struct {
 // adds to them (and overrides them).
 var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 
-// CheckName reports whether name can prefix tool names: one or more ASCII
-// letters, digits, '_' or '-'. A '.' is refused so that the server of
-// "a.b.c" is never ambiguous.
+// Separator joins a server's name and its tool's: the server "fs"'s tool
+// "read_file" is the engine tool "fs__read_file".
+const Separator = "__"
+
+// MaxServerName is the longest server name: its prefix leaves room for a
+// one-character tool within the 64 characters of a tool name.
+const MaxServerName = engine.MaxToolName - len(Separator) - 1
+
+// ToolName is the engine name of server's tool: server + "__" + tool. It
+// is registered only if it follows the tool-name rule ([engine.CheckToolName]).
+func ToolName(server, tool string) string { return server + Separator + tool }
+
+// CheckName reports whether name can prefix tool names: 1 to 61 ASCII
+// letters, digits, '_' or '-', without "__" and not ending with '_', so
+// that the first "__" of a tool name always ends its server's name.
 func CheckName(name string) error {
 	if name == "" {
 		return errors.New("the server name is empty")
 	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fmt.Errorf("the server name %q must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: %s.tool)", name, name)
-		}
+	if !engine.ValidToolName(name) || len(name) > MaxServerName {
+		return fmt.Errorf("the server name %s must be 1 to %d ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME%stool)",
+			display.Quote(name), MaxServerName, Separator)
+	}
+	if strings.Contains(name, Separator) || strings.HasSuffix(name, "_") {
+		return fmt.Errorf("the server name %q must not contain %q nor end with '_' (it prefixes the tool names: %s%stool)",
+			name, Separator, name, Separator)
 	}
 	return nil
 }
@@ -189,7 +206,7 @@ func ParseConfig(data []byte) ([]ServerSpec, error) {
 	for name, e := range servers.All() {
 		spec, err := configEntry(name, e)
 		if err != nil {
-			return nil, fmt.Errorf("server %q: %w", name, err)
+			return nil, fmt.Errorf("server %s: %w", display.Quote(name), err)
 		}
 		specs = append(specs, spec)
 	}

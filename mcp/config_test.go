@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/mcp"
@@ -26,8 +27,13 @@ func TestParseSpec(t *testing.T) {
 		{"the name may hold digits, '_' and '-'", "my_srv-2=cmd", mcp.ServerSpec{Name: "my_srv-2", Command: "cmd", Args: []string{}}, ""},
 		{"no = is refused", "npx", mcp.ServerSpec{}, "want NAME=COMMAND [ARGS...] or NAME=URL"},
 		{"an empty name is refused", "=npx", mcp.ServerSpec{}, "the server name is empty"},
-		{"a dot in the name is refused", "a.b=npx", mcp.ServerSpec{}, `the server name "a.b" must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: a.b.tool)`},
-		{"a space in the name is refused", "a b=npx", mcp.ServerSpec{}, `the server name "a b" must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: a b.tool)`},
+		{"a dot in the name is refused", "a.b=npx", mcp.ServerSpec{}, `the server name "a.b" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)`},
+		{"a space in the name is refused", "a b=npx", mcp.ServerSpec{}, `the server name "a b" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)`},
+		{"an escape in the name is shown escaped", "a\x1bb=npx", mcp.ServerSpec{}, `the server name "a\x1bb" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)`},
+		{"a 62-character name is refused: no tool would fit beside it", strings.Repeat("a", 62) + "=npx", mcp.ServerSpec{}, `the server name "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)`},
+		{"a 61-character name is accepted", strings.Repeat("a", 61) + "=npx", mcp.ServerSpec{Name: strings.Repeat("a", 61), Command: "npx", Args: []string{}}, ""},
+		{"a name with __ is refused: __ ends the server's name in a tool's", "a__b=npx", mcp.ServerSpec{}, `the server name "a__b" must not contain "__" nor end with '_' (it prefixes the tool names: a__b__tool)`},
+		{"a name ending with _ is refused", "a_=npx", mcp.ServerSpec{}, `the server name "a_" must not contain "__" nor end with '_' (it prefixes the tool names: a___tool)`},
 		{"an empty command is refused", "fs=  ", mcp.ServerSpec{}, "the command is empty"},
 		{"an unterminated single quote is refused", "fs=npx 'a", mcp.ServerSpec{}, "unterminated ' quote"},
 		{"an unterminated double quote is refused", `fs=npx "a`, mcp.ServerSpec{}, `unterminated " quote`},
@@ -76,7 +82,7 @@ func TestParseConfig(t *testing.T) {
 		{"a root that is not an object is refused", `[]`, nil, `want an object with "mcpServers"`},
 		{"a missing mcpServers is refused", `{"servers":{}}`, nil, `no "mcpServers" object`},
 		{"mcpServers must be an object", `{"mcpServers":[]}`, nil, `"mcpServers" must be an object of servers`},
-		{"a bad name is refused", `{"mcpServers":{"a.b":{"command":"x"}}}`, nil, `server "a.b": the server name "a.b" must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: a.b.tool)`},
+		{"a bad name is refused", `{"mcpServers":{"a.b":{"command":"x"}}}`, nil, `server "a.b": the server name "a.b" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)`},
 		{"a server must be an object", `{"mcpServers":{"a":"x"}}`, nil, `server "a": want an object`},
 		{"command must be a string", `{"mcpServers":{"a":{"command":1}}}`, nil, `server "a": "command" must be a string`},
 		{"args must be strings", `{"mcpServers":{"a":{"command":"x","args":["y",2]}}}`, nil, `server "a": "args" must be an array of strings`},

@@ -16,10 +16,21 @@
 // Importing: [Connect] starts or dials MCP servers ([ServerSpec], parsed
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
 // Claude-style mcpServers file by [LoadConfig]) and registers each server's
-// tools as engine tools named "NAME.tool", in one swap per listing, so that
-// policies gate them and run_code programs call them. A tool whose schema
-// leaves dsh's enforced subset is a [Diagnostic], not a tool. A server that
+// tools as engine tools named "NAME__tool" ([ToolName]), in one swap per
+// listing, so that policies gate them and run_code programs call them. A
+// tool whose schema leaves dsh's enforced subset, or whose prefixed name
+// breaks the tool-name rule (^[a-zA-Z0-9_-]{1,64}$: a dot, a space, a
+// non-ASCII letter, a control character, more than 64 bytes), is a
+// [Diagnostic], not a tool: such a tool is skipped, never renamed, and the
+// diagnostic shows its name quoted and cut to 64 bytes, and the server's
+// reason on one line with control characters escaped. A server that
 // goes away is reconnected with backoff; its calls fail clearly meanwhile.
+// A stdio server is dsh's own child (started through internal/reaper's
+// record), in a process group of its own, and dies with dsh on Linux (a
+// parent-death signal); when its connection closes (a reconnect, the
+// client's Close, the server's own exit) its group is killed and so is
+// every orphan dsh adopted as a subreaper, so nothing the server started
+// outlives its connection.
 // A server's progress on a call is relayed to the call's own listener.
 //
 // The package is an addition to the architecture's table of folders: it

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // approvalKey is the id of the approval question in a result's
@@ -174,7 +175,7 @@ func form(req engine.ApprovalRequest) *sdk.ElicitParams {
 				"approve": map[string]any{
 					"type":        "boolean",
 					"title":       "Allow once",
-					"description": fmt.Sprintf("Run %s (call %s) this once", req.ToolName, req.CallID),
+					"description": fmt.Sprintf("Run %s (call %s) this once", req.ToolName, display.Line(req.CallID, display.MaxName)),
 					"default":     true,
 				},
 			},

@@ -22,6 +22,13 @@
 // scripting/lua.ProgramRuntime the gopher-lua one (with LuaSDK), and
 // package ptc/process runs either in child processes.
 //
+// NewExecutor takes the runtime it is given; there is no default. The
+// recommended one, and the dsh command's default, is ptc/process's: a
+// program that exhausts memory or crashes the interpreter in a native
+// builtin or the parser, where no interrupt reaches, kills only its
+// child. The in-process runtimes are the fast choice for programs you
+// trust.
+//
 // # Choices where the spec is silent or departs from itself
 //
 //   - A run may make at most Options.MaxSubCalls tool calls (default

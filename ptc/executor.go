@@ -372,17 +372,22 @@ func imageSource() *dsl.Object {
 }
 
 // forward carries a committed sub-result's contexts, images and
-// concludesTurn onto the outer call (§2.9).
+// concludesTurn onto the outer call (§2.9). The outer call's deferred
+// messages are bounded (engine.MaxDeferredMessages and MaxDeferredBytes):
+// once it holds all it may, what its sub-calls deferred beyond that is
+// dropped, as a program's own deferContext would be refused.
 func forward(run *engine.Run, r *engine.Result) {
 	for _, m := range r.AdditionalContexts {
-		run.DeferContext(m)
+		if run.DeferContext(m) != nil {
+			break
+		}
 	}
 	if r.IsError {
 		return
 	}
 	for _, b := range r.Content {
 		if b.BlockType() == "image" {
-			run.DeferContext(engine.NewUserMessage(r.Content, imageSource()))
+			_ = run.DeferContext(engine.NewUserMessage(r.Content, imageSource())) // dropped past the bound, as above
 			break
 		}
 	}

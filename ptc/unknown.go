@@ -3,18 +3,16 @@ package ptc
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // Bounds of UnknownBindingMessage.
 const (
 	// maxSuggestions is how many close names the message offers.
 	maxSuggestions = 3
-	// maxQuotedName is how many bytes of a name the message quotes; a
-	// longer one is cut, between characters, and ends with "…".
-	maxQuotedName = 100
 	// maxMeasuredName is the longest name, in characters, that is compared
 	// with the bound names by edit distance; a longer one is only compared
 	// by prefix, so that a huge name costs time linear in its length.
@@ -32,7 +30,8 @@ const (
 // 1, at most 3), or when one of the two starts with the other, ignoring
 // case, and the shorter has at least 3 characters (read and read_file).
 // The closest come first: by distance, then by name. At most 3 are named,
-// and every quoted name is cut to 100 bytes, so the message stays short
+// and every quoted name is cut to 64 bytes (the longest tool name), so the
+// message stays short
 // whatever the program called and however many names are bound.
 func UnknownBindingMessage(name string, bound []string) string {
 	var b strings.Builder
@@ -56,18 +55,9 @@ func UnknownBindingMessage(name string, bound []string) string {
 	return b.String()
 }
 
-// quoteName is name Go-quoted, as the pipeline quotes an unknown tool's
-// name, after cutting it to maxQuotedName bytes.
-func quoteName(name string) string {
-	if len(name) <= maxQuotedName {
-		return strconv.Quote(name)
-	}
-	cut := maxQuotedName
-	for cut > 0 && !utf8.RuneStart(name[cut]) {
-		cut--
-	}
-	return strconv.Quote(name[:cut] + "…")
-}
+// quoteName is name quoted as the pipeline quotes an unknown tool's name:
+// Go-quoted, cut to 64 bytes with "…" (display.Quote).
+func quoteName(name string) string { return display.Quote(name) }
 
 // closeNames returns the bound names close to name, closest first, at most
 // maxSuggestions of them.

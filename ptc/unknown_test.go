@@ -41,9 +41,9 @@ func TestUnknownBindingMessage(t *testing.T) {
 }
 
 func TestUnknownBindingMessageIsBounded(t *testing.T) {
-	t.Run("a huge name is quoted cut to 100 bytes between characters", func(t *testing.T) {
+	t.Run("a huge name is quoted cut to 64 bytes between characters", func(t *testing.T) {
 		got := UnknownBindingMessage(strings.Repeat("é", 1_000_000), []string{"ééé"})
-		want := `unknown tool "` + strings.Repeat("é", 50) + `…"; did you mean "ééé"?`
+		want := `unknown tool "` + strings.Repeat("é", 32) + `…"; did you mean "ééé"?`
 		if got != want {
 			t.Errorf("got %q\nwant %q", got, want)
 		}
@@ -51,7 +51,13 @@ func TestUnknownBindingMessageIsBounded(t *testing.T) {
 	t.Run("a huge bound name is quoted cut too", func(t *testing.T) {
 		long := strings.Repeat("x", 500)
 		got := UnknownBindingMessage("xxx", []string{long})
-		if want := `unknown tool "xxx"; did you mean "` + strings.Repeat("x", 100) + `…"?`; got != want {
+		if want := `unknown tool "xxx"; did you mean "` + strings.Repeat("x", 64) + `…"?`; got != want {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("control characters in a huge name are escaped, and the quote is bounded", func(t *testing.T) {
+		got := UnknownBindingMessage("\x1b[2J\n"+strings.Repeat("\x00", 1<<20), nil)
+		if want := `unknown tool "\x1b[2J\n` + strings.Repeat(`\x00`, 59) + `…"`; got != want {
 			t.Errorf("got %q", got)
 		}
 	})

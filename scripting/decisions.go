@@ -12,6 +12,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 const (
@@ -23,7 +24,7 @@ const (
 func only(o *dsl.Object, event string, allowed ...string) error {
 	for _, k := range o.Keys() {
 		if !slices.Contains(allowed, k) {
-			return errDecision(event, fmt.Sprintf("%q does not take %q", kindOf(o), k))
+			return errDecision(event, fmt.Sprintf("%s does not take %s", display.Quote(kindOf(o)), display.Quote(k)))
 		}
 	}
 	return nil
@@ -97,6 +98,8 @@ func ReadPreDecision(v any) (engine.PreDecision, error) {
 	}
 }
 
+// jsonText is v as JSON text for a message: the script chose v, so the
+// text is cut to maxJSONShown bytes, marked, and kept on one line.
 func jsonText(v any) string {
 	if v == nil {
 		return "undefined"
@@ -105,8 +108,11 @@ func jsonText(v any) string {
 	if err != nil {
 		return "?"
 	}
-	return string(b)
+	return display.Line(string(b), maxJSONShown)
 }
+
+// maxJSONShown bounds the JSON text of a script's value in a message.
+const maxJSONShown = 100
 
 func errorInfo(v any) (*engine.ErrorInfo, error) {
 	o, ok := v.(*dsl.Object)
@@ -128,7 +134,7 @@ func errorInfo(v any) (*engine.ErrorInfo, error) {
 		case "reason":
 			info.Reason = s
 		default:
-			return nil, fmt.Errorf("info does not take %q", k)
+			return nil, fmt.Errorf("info does not take %s", display.Quote(k))
 		}
 	}
 	if info.Name == "" || info.Code == "" {

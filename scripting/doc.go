@@ -7,7 +7,13 @@
 // evaluates a file's top level and makes its effects through a [Plugin]; the
 // [Loader] finds the plugins of a scripts directory ([PluginFiles]), loads
 // each under a deadline and commits it, reporting each broken file as a
-// [Diagnostic] ("file:line:col: message") while the good ones load.
+// [Diagnostic] ("file:line:col: message") while the good ones load. A
+// diagnostic is one line whatever the script threw or named: its file name
+// and message have their control characters escaped (\n, \x1b, …) and are
+// cut, marked with "…" (the message at 32 KiB, above the 16 KiB a script's
+// error text is cut to where it crosses). A plugin registering a tool name
+// outside ^[a-zA-Z0-9_-]{1,64}$ fails at that line (engine.CheckToolName),
+// and none of its registrations is committed.
 //
 // Hot reload builds on the same steps: load the new version into a new
 // Plugin, commit it, dispose the old one, which waits (with a deadline) for

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -161,7 +160,7 @@ func (l *Loader) Prepare(ctx context.Context, root, rel string) (*Loaded, error)
 	if h == nil {
 		return nil, &Diagnostic{File: rel, Message: "no script host loads " + filepath.Ext(rel) + " files"}
 	}
-	code, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	code, err := ReadSource(filepath.Join(root, filepath.FromSlash(rel)), 0)
 	if err != nil {
 		return nil, &Diagnostic{File: rel, Message: err.Error(), Err: err}
 	}

@@ -804,7 +804,12 @@ func readPlugin(p string) (code []byte, present bool) {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	code, err = os.ReadFile(p)
+	code, err = ReadSource(p, 0)
+	var big *SourceTooBigError
+	if errors.As(err, &big) {
+		// Present, and refused when loaded; its first bytes stand for it.
+		return []byte(big.Error()), true
+	}
 	if err != nil {
 		return nil, false
 	}

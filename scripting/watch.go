@@ -22,12 +22,23 @@ const DefaultDebounce = 100 * time.Millisecond
 // first change, so that a storm of writes cannot postpone reloads forever.
 const maxWaitFactor = 2
 
+// rootPollInterval is how often a root that went away (deleted, or moved
+// away) is looked for: nothing can watch a directory that is not there, and
+// its parent is not watched.
+const rootPollInterval = 200 * time.Millisecond
+
 // watcher reports the changes below some directories in batches: it
 // watches the directories themselves (every one below the roots, new ones as
 // they appear), not the files, so that a save that renames a temporary over
 // the file is seen like a write. A batch is handed over once no change came
 // for the debounce period, or at most maxWaitFactor periods after its first
 // change. Editor temporaries (ignoredName) are left out.
+//
+// A root that goes away is not given up: it is looked for every
+// rootPollInterval, and once it is a directory again it is watched again
+// (with those below it) and handed over as changed, so that what it now
+// holds is loaded. Meanwhile its plugins are unloaded, as for any directory
+// that went away.
 type watcher struct {
 	fsw      *fsnotify.Watcher
 	roots    []string
@@ -37,6 +48,10 @@ type watcher struct {
 	// existing or not, as fsnotify names them: below a root as given),
 	// sorted and without duplicates. It runs on the watcher's goroutine.
 	handle func(paths []string)
+
+	// missing holds the roots that went away, cleaned, until they are
+	// watched again. Only the run goroutine uses it.
+	missing map[string]bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -50,7 +65,7 @@ func newWatcher(roots []string, debounce time.Duration, logger *slog.Logger, han
 		return nil, err
 	}
 	w := &watcher{fsw: fsw, roots: roots, debounce: debounce, logger: logger, handle: handle,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		missing: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	for _, root := range roots {
 		if err := w.addTree(root); err != nil {
 			fsw.Close()
@@ -137,6 +152,10 @@ func (w *watcher) run() {
 	defer close(w.done)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	poll := time.NewTicker(rootPollInterval)
+	poll.Stop()
+	defer poll.Stop()
+	polling := false
 	pending := map[string]struct{}{}
 	var first, last time.Time
 	arm := func() {
@@ -160,11 +179,25 @@ func (w *watcher) run() {
 			if !ok {
 				return
 			}
-			if !w.relevant(ev) {
+			relevant := w.relevant(ev)
+			if len(w.missing) > 0 && !polling {
+				poll.Reset(rootPollInterval)
+				polling = true
+			}
+			if !relevant {
 				continue
 			}
 			arm()
 			pending[ev.Name] = struct{}{}
+		case <-poll.C:
+			for _, root := range w.returned() {
+				arm()
+				pending[root] = struct{}{}
+			}
+			if len(w.missing) == 0 {
+				poll.Stop()
+				polling = false
+			}
 		case err, ok := <-w.fsw.Errors:
 			if !ok {
 				return
@@ -215,11 +248,53 @@ func (w *watcher) relevant(ev fsnotify.Event) bool {
 		}
 	}
 	gone := ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)
+	if gone && w.isRoot(ev.Name) {
+		// Its watch is gone with it (or, for a move, would follow it):
+		// look for it to come back.
+		w.forget(ev.Name)
+		w.missing[filepath.Clean(ev.Name)] = true
+		w.logger.Warn("a scripts directory went away; watching for it to come back", "dir", ev.Name)
+		return true
+	}
 	if gone && w.watching(ev.Name) {
 		w.forget(ev.Name)
 		return true
 	}
 	return !ignoredName(name)
+}
+
+// isRoot reports whether path names one of the roots.
+func (w *watcher) isRoot(path string) bool {
+	path = filepath.Clean(path)
+	for _, r := range w.roots {
+		if filepath.Clean(r) == path {
+			return true
+		}
+	}
+	return false
+}
+
+// returned watches again the missing roots that are directories again,
+// with every directory below them, and returns them (as given to
+// newWatcher). A root that cannot be watched yet stays missing.
+func (w *watcher) returned() []string {
+	var back []string
+	for _, root := range w.roots {
+		if !w.missing[filepath.Clean(root)] {
+			continue
+		}
+		if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := w.addTree(root); err != nil {
+			w.logger.Warn("cannot watch a scripts directory that came back", "dir", root, "error", err)
+			continue
+		}
+		delete(w.missing, filepath.Clean(root))
+		w.logger.Info("a scripts directory came back; watching it again", "dir", root)
+		back = append(back, root)
+	}
+	return back
 }
 
 // watching reports whether dir is a watched directory.

@@ -279,11 +279,20 @@ func (c *hostileCase) checkResults(t *testing.T, out []byte, report func() strin
 			t.Errorf("call %s failed with %q, want a message matching %q", want.id, clip(msg), want.message)
 		}
 		// A run_code failure carries the program's captured output, which
-		// the output ledger bounds (--ptc-max-output), not this rule.
-		if len(msg) > 1000 && !strings.HasPrefix(msg, "code run failed (") {
+		// the output ledger bounds (--ptc-max-output), not this rule; a
+		// script's own error text is cut at 16 KiB, marked.
+		if len(msg) > 1000 && !strings.HasPrefix(msg, "code run failed (") && !cutErrorText(msg) {
 			t.Errorf("call %s: a %d-byte message reaches the model", want.id, len(msg))
 		}
 	}
+}
+
+// cutErrorText reports whether msg ends with a script's error text as dsh
+// cuts it (at most 16 KiB, then the marker) after at most 1000 bytes of
+// dsh's own words ("tool \"x\" returned invalid output: …").
+func cutErrorText(msg string) bool {
+	const marker = "… (truncated)"
+	return strings.HasSuffix(msg, marker) && len(msg) <= 1000+16<<10+len(marker)
 }
 
 // callResult is one call's result in the output of "dsh run --json".

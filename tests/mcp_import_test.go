@@ -65,7 +65,7 @@ tools.register(defineTool({
 	if err := os.WriteFile(filepath.Join(scripts, "leave.js"), []byte(plugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	calls := `[{"id":"a","name":"leave","arguments":{}},{"id":"b","name":"leave","arguments":{}},{"id":"c","name":"e.echo","arguments":{"text":"still here"}}]`
+	calls := `[{"id":"a","name":"leave","arguments":{}},{"id":"b","name":"leave","arguments":{}},{"id":"c","name":"e__echo","arguments":{"text":"still here"}}]`
 	if err := os.WriteFile(filepath.Join(dir, "calls.json"), []byte(calls), 0o644); err != nil {
 		t.Fatal(err)
 	}

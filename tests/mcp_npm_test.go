@@ -54,8 +54,8 @@ func TestMCPNpm(t *testing.T) {
 			lang  string
 			wants []string
 		}{
-			{"ts", []string{`"fs.list_directory": {`, `"fs.read_text_file": {`, `"fs.write_file": {`}},
-			{"lua", []string{`tools["fs.list_directory"] = function(args) end`, `tools["fs.read_text_file"] = function(args) end`, `tools["fs.write_file"] = function(args) end`}},
+			{"ts", []string{`fs__list_directory: {`, `fs__read_text_file: {`, `fs__write_file: {`}},
+			{"lua", []string{`function tools.fs__list_directory(args) end`, `function tools.fs__read_text_file(args) end`, `function tools.fs__write_file(args) end`}},
 		}
 		for _, c := range cases {
 			out := fs.run(t, "--executor", "ptc", "--ptc-lang", c.lang, "describe", "--json")
@@ -93,15 +93,15 @@ func TestMCPNpm(t *testing.T) {
 		{"Lua", "deny_write.lua"},
 	}
 	for _, p := range policies {
-		t.Run("a "+p.lang+" policy denies fs.write_file", func(t *testing.T) {
-			reason := "fs.write_file is read-only here (" + p.lang + " policy)"
+		t.Run("a "+p.lang+" policy denies fs__write_file", func(t *testing.T) {
+			reason := "fs__write_file is read-only here (" + p.lang + " policy)"
 			fs := newNpmFS(t, dsh, node, server, p.file)
 
 			t.Run("a direct call is a denial with the policy's reason and writes nothing", func(t *testing.T) {
 				args, _ := json.Marshal(map[string]string{"path": fs.path("new.txt"), "content": "written"})
-				res := fs.call(t, "fs.write_file", string(args))
+				res := fs.call(t, "fs__write_file", string(args))
 				if !res.IsError || res.Error == nil || res.Error.Message != reason || res.Error.Info["code"] != "READ_ONLY" {
-					t.Errorf("fs.write_file gave %v, want a denial %q with code READ_ONLY", res, reason)
+					t.Errorf("fs__write_file gave %v, want a denial %q with code READ_ONLY", res, reason)
 				}
 				fs.checkNotWritten(t)
 			})
@@ -119,7 +119,7 @@ func TestMCPNpm(t *testing.T) {
 			want := map[string]any{
 				"entries": []any{"[DIR] old", "[FILE] a.txt", "[FILE] b.txt"},
 				"text":    "alpha\nbeta\n",
-				"denied":  map[string]any{"isToolCallError": true, "toolName": "fs.write_file", "message": reason},
+				"denied":  map[string]any{"isToolCallError": true, "toolName": "fs__write_file", "message": reason},
 			}
 			programs := []struct{ name, file string }{
 				{"a TypeScript program lists and reads through the server and catches the denial", "list_and_read.ts"},
@@ -321,7 +321,7 @@ func (fs *npmFS) ptc(t *testing.T, file string) (value struct {
 func (fs *npmFS) checkNotWritten(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(fs.path("new.txt")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the denied fs.write_file wrote %s (stat: %v)", fs.path("new.txt"), err)
+		t.Errorf("the denied fs__write_file wrote %s (stat: %v)", fs.path("new.txt"), err)
 	}
 }
 

@@ -125,6 +125,14 @@ func runHostileChild(scenario string) int {
 		case "out-of-memory":
 			fmt.Fprintln(os.Stderr, "fatal error: runtime: out of memory")
 			return 2
+		case "out-of-memory-long-report":
+			// As Go reports a failed allocation under a deep interpreter
+			// stack: the reason first, then more frames than a tail keeps.
+			fmt.Fprintln(os.Stderr, "runtime: out of memory: cannot allocate 68719476736-byte block (12091392 in use)\nfatal error: out of memory")
+			for i := range 1000 {
+				fmt.Fprintf(os.Stderr, "github.com/dop251/goja.(*vm).run(...)\n\t/goja/vm.go:%d +0x705 fp=0x3b5e241dcb40\n", i)
+			}
+			return 2
 		case "grow":
 			// Touches memory until something stops it.
 			for {

@@ -82,6 +82,7 @@ func TestAChildThatBreaksTheProtocol(t *testing.T) {
 		{"log-then-exit", ptc.KindWorkerExit, `^worker exited with code 3 before completing$`, 0},
 		{"sigterm", ptc.KindWorkerExit, `^worker killed by signal SIGTERM$`, 0},
 		{"out-of-memory", ptc.KindWorkerExit, `^worker exceeded its memory limit \(512 MiB\)$`, 0},
+		{"out-of-memory-long-report", ptc.KindWorkerExit, `^worker exceeded its memory limit \(512 MiB\)$`, 0},
 	}
 	for _, c := range cases {
 		t.Run("a child that "+strings.ReplaceAll(c.scenario, "-", " ")+" fails its run and is replaced", func(t *testing.T) {

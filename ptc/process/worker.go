@@ -13,12 +13,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/reaper"
 	"github.com/dsh-go/dsh/ptc"
 )
 
-// stderrTail is how much of a child's standard error is kept: the end of a
-// crash report, which tells an out-of-memory death from another.
-const stderrTail = 16 << 10
+// stderrHead and stderrTail are how much of a child's standard error is
+// kept: its start, where a Go crash report gives its reason (a report of a
+// deep interpreter stack runs past any tail), and its end.
+const (
+	stderrHead = 4 << 10
+	stderrTail = 16 << 10
+)
 
 // writeTimeout bounds one frame's write to a child: a child that stops
 // reading its input for that long is broken and killed.
@@ -44,7 +49,7 @@ type worker struct {
 	killed   error // why we killed it (nil: we did not)
 	violated error // the protocol violation that made us kill it
 	state    *os.ProcessState
-	stderr   []byte // the tail of its standard error
+	stderr   []byte // the head and the tail of its standard error
 	waitErr  error
 }
 
@@ -78,7 +83,7 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = childAttr()
 	closeInheritedOnExec()
-	err = cmd.Start()
+	err = reaper.Start(cmd) // dsh's own child, never taken for an orphan
 	// The child holds its ends; ours are closed, so that its exit is our
 	// end of input.
 	inR.Close()
@@ -104,20 +109,26 @@ func startWorker(path string, args []string, cfg config, maxFrame int64) (*worke
 	return w, nil
 }
 
-// monitor reads the child's frames until its output ends, keeps the tail of
-// its standard error, then reaps it and closes exited. Its first frame goes
-// to awaitReady; later ones to the run it serves, handled here as they
-// arrive (a call is submitted in arrival order, a log entry charged). A
-// frame that breaks the protocol, or comes while the child is idle, kills
-// the child.
+// monitor reads the child's frames until its output ends, keeps the head
+// and the tail of its standard error, then reaps it and closes exited. Its
+// first frame goes to awaitReady; later ones to the run it serves, handled
+// here as they arrive (a call is submitted in arrival order, a log entry
+// charged). A frame that breaks the protocol, or comes while the child is
+// idle, kills the child.
 func (w *worker) monitor(out, errOut *os.File) {
+	var head []byte
 	var tail bytes.Buffer
+	var total int64
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		buf := make([]byte, 4096)
 		for {
 			n, err := errOut.Read(buf)
+			total += int64(n)
+			if room := stderrHead - len(head); room > 0 {
+				head = append(head, buf[:min(n, room)]...)
+			}
 			tail.Write(buf[:n])
 			if tail.Len() > 2*stderrTail {
 				b := tail.Bytes()[tail.Len()-stderrTail:]
@@ -167,13 +178,10 @@ func (w *worker) monitor(out, errOut *os.File) {
 	out.Close()
 	errOut.Close()
 	err := w.cmd.Wait()
+	reaper.Forget(w.pid)
 	w.mu.Lock()
 	w.state, w.waitErr = w.cmd.ProcessState, err
-	b := tail.Bytes()
-	if len(b) > stderrTail {
-		b = b[len(b)-stderrTail:]
-	}
-	w.stderr = b
+	w.stderr = headAndTail(head, tail.Bytes(), total)
 	w.mu.Unlock()
 	w.in.Close()
 	close(w.exited)
@@ -298,6 +306,18 @@ func (w *worker) failure(memoryMB float64) *ptc.Failure {
 		return ptc.MemoryLimitFailure(memoryMB)
 	}
 	return ptc.WorkerExitFailure(st.ExitCode())
+}
+
+// headAndTail joins the kept start of a stream of total bytes and its end,
+// without repeating what both hold, marking what was left out between them.
+func headAndTail(head, tail []byte, total int64) []byte {
+	after := total - int64(len(head)) // bytes past the head
+	tail = tail[max(0, int64(len(tail))-min(after, stderrTail)):]
+	out := append([]byte(nil), head...)
+	if after > int64(len(tail)) {
+		out = append(out, "\n…\n"...)
+	}
+	return append(out, tail...)
 }
 
 // outOfMemory reports whether a child's last words say the Go runtime ran

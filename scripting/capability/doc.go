@@ -47,7 +47,7 @@
 //     1,000,000 entries or counting 100,000 matches (truncated, and total is
 //     then a lower bound). Names that are not UTF-8 are reported with U+FFFD.
 //   - process.run kills what the program left in its process group when it
-//     exits, and stops waiting for pipes held open by a process that left
+//     exits (and what left the group: see "Processes"), and stops waiting for pipes held open by a process that left
 //     the group after KillGrace. Its result also has stdoutBytes and
 //     stderrBytes, the full counts of each stream. A null env value unsets
 //     the variable; a bare program name is looked up in the child's PATH.
@@ -65,38 +65,36 @@
 //     child is started and waited for on a goroutine locked to its thread
 //     for the child's whole life. It reaches the program only, not what
 //     the program started (see below).
-//   - Every program gets DSH_CALL_TOKEN=<random> as the last variable of its
-//     environment (replacing any the script set). When the program has
-//     exited and its group was killed, /proc is swept until nothing is
-//     found: every process still in the group, and every process whose
-//     environment carries the token (it left through setsid or setpgid,
-//     wherever it was reparented), is killed with SIGKILL, through a pidfd
-//     so that a reused pid is never hit; those that are dsh's children are
+//   - The program is started through dsh's record of its own children
+//     (package internal/reaper): its pid and start time, kept until it is
+//     reaped. [BecomeSubreaper] (the dsh command calls it at start; it is
+//     not done at package init) makes orphans reparent to dsh instead of
+//     PID 1; a live child of dsh's that is not in the record is then an
+//     orphan some program left (through setsid, setpgid or a double fork),
+//     whatever its environment, name or image says.
+//   - When the program has exited and its group was killed, /proc is
+//     swept until nothing is found: every process still in the group,
+//     every orphan with the whole tree below it, and every process whose
+//     environment carries the call's token are killed with SIGKILL, through
+//     a pidfd checked against the start time seen, so that a reused pid is
+//     never hit; dsh's zombie children that are not in the record are
 //     reaped. This holds on a normal exit, a timeout and a cancellation.
-//   - [BecomeSubreaper] (the dsh command calls it at start; it is not done
-//     at package init) makes orphans reparent to dsh instead of PID 1, so
-//     that they can be reaped: dsh's zombie children that belonged to the
-//     call (in its group, killed by the sweep, or leading the session or
-//     group of a marked process, as the middle process of a double fork
-//     does) are reaped too.
-//   - With the subreaper on, a live child of dsh's whose environment is
-//     readable, carries no call token at all and does not run dsh's own
-//     image (a child between fork and exec does) is an orphan adopted from
-//     some call's program, one that left the group and replaced its whole
-//     environment (setsid env -i ...): it is killed too when a call's program
-//     ends. Every program process.run starts carries its call's token, so a
-//     program of another call running at the same time is never taken for
-//     one; a process whose environment cannot be read is never killed blind.
+//   - Every program gets DSH_CALL_TOKEN=<random> as the last variable of its
+//     environment (replacing any the script set). The token is a hint, never
+//     a protection: it reaches an escapee that PID 1 adopted (without the
+//     subreaper), and an orphan carrying the token of another call still
+//     running is left to that call's own sweep. A token that names no
+//     running call (forged, or of a call that ended) defers nothing.
+//   - When the dsh command exits (normally, or on SIGINT or SIGTERM), it
+//     kills every process still below it.
 //
 // What this does not catch: without the subreaper, a descendant that both
-// left the group and replaced its whole environment (env -i) is adopted by
-// PID 1 and survives. An embedder that turns the subreaper on and starts
-// children of its own must give them a DSH_CALL_TOKEN variable (any value)
-// or they are taken for orphans. A setsid child that exits on its own
-// before its call ends and leaves nothing alive stays a zombie of dsh's
-// (with the subreaper on) until dsh exits. When dsh itself is killed, the
-// programs' own children are not signalled. A cgroup would close these; it
-// is not used because it needs delegation that an ordinary user session
-// does not always have. Elsewhere than Linux only the process group is
-// killed.
+// left the group and dropped the token is adopted by PID 1 and survives.
+// An embedder that turns the subreaper on and starts children of its own
+// must start them through the record (as dsh's MCP client and process
+// isolation do), or they are taken for orphans. When dsh itself is killed
+// with SIGKILL, the programs' own children are not signalled. A cgroup
+// would close these; it is not used because it needs a writable cgroup v2
+// hierarchy delegated to the user, which dsh cannot count on. Elsewhere than
+// Linux only the process group is killed.
 package capability

@@ -2,8 +2,6 @@ package capability
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/internal/reaper"
 	"github.com/dsh-go/dsh/scripting"
 )
 
@@ -248,15 +247,16 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	token, err := newCallToken()
+	mark, err := reaper.NewMark()
 	if err != nil {
 		return nil, wrapError(err, EIO, "run: %v: %s", err, name)
 	}
+	defer mark.Done()
 	cmd := &exec.Cmd{
 		Path:        prog,
 		Args:        spec.argv,
 		Dir:         spec.dir,
-		Env:         withCallToken(spec.env, token),
+		Env:         reaper.WithMark(spec.env, mark),
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	setDeathSignal(cmd.SysProcAttr)
@@ -267,7 +267,7 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 		}
 		return nil, wrapError(err, EIO, "run: %v: %s", err, name)
 	}
-	p.token = token
+	p.mark = mark
 	reason := p.supervise(ctx, spec.timeout, m.cfg.KillGrace)
 	if reason == canceled {
 		return nil, canceledError(ctx, "run", name)
@@ -292,41 +292,6 @@ func (m *processModule) run(ctx context.Context, args []any) (any, error) {
 	return res, nil
 }
 
-// callTokenVar is the environment variable that marks every process a call
-// started, so that what it leaves behind can be found (see killLeftovers).
-const callTokenVar = "DSH_CALL_TOKEN"
-
-// OwnChildVar and OwnChildValue make the environment entry that marks a
-// process dsh starts for itself and keeps (an imported MCP server): the
-// sweep after a process.run call, which kills the children of dsh that no
-// call marked (orphans of programs, adopted by dsh as a subreaper), leaves
-// a process carrying it alone. No call's token equals OwnChildValue.
-const (
-	OwnChildVar   = callTokenVar
-	OwnChildValue = "dsh-own-child"
-)
-
-// newCallToken returns a fresh random call token.
-func newCallToken() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// withCallToken returns env with the call's token as its last entry, in
-// place of any the script asked for.
-func withCallToken(env []string, token string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, callTokenVar+"=") {
-			out = append(out, kv)
-		}
-	}
-	return append(out, callTokenVar+"="+token)
-}
-
 func isExecErr(err error) bool {
 	return errors.Is(err, syscall.ENOEXEC) || errors.Is(err, syscall.EACCES) || errors.Is(err, os.ErrNotExist)
 }
@@ -340,7 +305,7 @@ type piped struct {
 	inW            *os.File
 	writer         sync.WaitGroup
 	exited         chan struct{}
-	token          string // the call's DSH_CALL_TOKEN
+	mark           *reaper.Mark // the call's DSH_CALL_TOKEN
 }
 
 // startPiped starts cmd with its own pipes: the child gets the write ends
@@ -384,12 +349,13 @@ func startPiped(cmd *exec.Cmd, stdin *string, max int64) (*piped, error) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		if err := reaper.Start(cmd); err != nil {
 			started <- err
 			return
 		}
 		started <- nil
 		_ = cmd.Wait()
+		reaper.Forget(cmd.Process.Pid)
 		close(p.exited)
 	}()
 	if err := <-started; err != nil {
@@ -455,9 +421,10 @@ func (p *piped) supervise(ctx context.Context, timeout, grace time.Duration) sto
 		}
 	}
 	// The leader is gone; nothing it left in its group may outlive the call,
-	// nor anything that left the group but carries the call's token.
+	// nor anything that left the group (an orphan dsh adopted, or a process
+	// carrying the call's token).
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	killLeftovers(p.token, pgid, grace)
+	reaper.Kill(reaper.Leftovers{Pgid: pgid, Mark: p.mark}, grace)
 	if p.inW != nil {
 		p.inW.Close() // unblocks a writer whose reader is gone
 	}

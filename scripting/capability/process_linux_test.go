@@ -209,3 +209,34 @@ func TestRunLeavesNoAdoptedOrphan(t *testing.T) {
 		t.Errorf("left behind: %q", left)
 	}
 }
+
+// TestRunTrustsNoToken: a descendant that left the process group and
+// forged a call token (any value) is still an orphan of the call: dsh, as
+// a subreaper, knows the children it started, and the token protects
+// nothing.
+func TestRunTrustsNoToken(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid program")
+	}
+	subreaper(t)
+	f := newFixture(t, capability.Config{KillGrace: 2 * time.Second})
+	cases := []struct{ name, token string }{
+		{"a made-up token", "fake"},
+		{"the token dsh once gave its MCP servers", "dsh-own-child"},
+		{"an empty token", ""},
+	}
+	for _, c := range cases {
+		t.Run("an escapee carrying "+c.name+" is killed when its call ends", func(t *testing.T) {
+			mark := strconv.FormatInt(time.Now().UnixNano(), 36)
+			t.Cleanup(func() { killMarked(t, mark) })
+			script := `setsid env DSH_CALL_TOKEN=` + c.token + ` sleep 60 </dev/null >/dev/null 2>&1 & sleep 0.2; echo started`
+			got := f.ok(t, "process", "run", `[["sh","-c",`+quote(script)+`],{"env":{"MARK":`+quote(mark)+`}}]`)
+			if !strings.HasPrefix(got, `{"stdout":"started\n"`) {
+				t.Fatalf("got %s", got)
+			}
+			if left := leftovers(t, mark); len(left) > 0 {
+				t.Errorf("left behind: %q", left)
+			}
+		})
+	}
+}

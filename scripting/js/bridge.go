@@ -403,7 +403,8 @@ func thrownCode(je *eventloop.JSError) string {
 }
 
 // thrownValue gives JSError.Value for a thrown object: its own name, code
-// and message, read only when they are own properties.
+// and message, read only when they are own properties, each cut to
+// hostapi.MaxErrorText bytes.
 func thrownValue(vm *goja.Runtime, v goja.Value) (any, bool) {
 	o, ok := v.(*goja.Object)
 	if !ok {
@@ -414,8 +415,8 @@ func thrownValue(vm *goja.Runtime, v goja.Value) (any, bool) {
 		if k != "code" && k != "name" && k != "message" {
 			continue
 		}
-		if s, ok := o.Get(k).Export().(string); ok {
-			out.Set(k, s)
+		if s := o.Get(k); s != nil && goja.IsString(s) {
+			out.Set(k, eventloop.CutText(s, hostapi.MaxErrorText))
 		}
 	}
 	return out, true

@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 )
 
 // The errors of exec.elicit: its arguments, calling it on something other
@@ -80,7 +81,7 @@ func elicitArgs(vm *goja.Runtime, args []goja.Value) (engine.Elicitation, error)
 	if !goja.IsString(m) {
 		return q, errElicitMessage
 	}
-	q.Message = m.String()
+	q.Message = eventloop.CutText(m, engine.MaxProgressMessage)
 	s := arg(1)
 	if goja.IsUndefined(s) {
 		return q, nil

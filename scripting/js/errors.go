@@ -3,7 +3,6 @@ package js
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -61,9 +60,16 @@ func (i *instance) diagnostic(ctx context.Context, rel string, err error) error 
 	return &scripting.Diagnostic{File: rel, Line: line, Col: col, Message: msg, Err: err}
 }
 
-// readModule reads a module the plugin requires, rel to the scripts directory.
+// readModule reads a module the plugin requires, rel to the scripts
+// directory, refusing one over scripting.MaxSourceBytes before reading it:
+// "lib/big.js: the file is … bytes, over the limit of 4194304 bytes (4 MiB)".
 func readModule(root, rel string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+	code, err := scripting.ReadSource(filepath.Join(root, filepath.FromSlash(rel)), 0)
+	var big *scripting.SourceTooBigError
+	if errors.As(err, &big) {
+		return nil, &scripting.Diagnostic{File: rel, Message: err.Error(), Err: err}
+	}
+	return code, err
 }
 
 // stackPosition reads the first frame's "file:line:col" of a JSError stack.

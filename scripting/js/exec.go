@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 )
 
 // liveExec is an execution object a script holds while its call runs.
@@ -100,7 +101,9 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 			if err != nil {
 				throw(vm, err)
 			}
-			l.run.DeferContext(m)
+			if err := l.run.DeferContext(m); err != nil {
+				throw(vm, err)
+			}
 			return goja.Undefined()
 		}),
 		concludeTurn: vm.ToValue(func(call goja.FunctionCall) goja.Value {
@@ -350,7 +353,8 @@ func progressArgs(args []goja.Value) (engine.Progress, error) {
 		if !goja.IsString(m) {
 			return p, errProgressMessage
 		}
-		p.Message = m.String()
+		// Only what a report carries is read (engine.MaxProgressMessage).
+		p.Message = eventloop.CutText(m, engine.MaxProgressMessage)
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package js
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path"
@@ -53,6 +54,9 @@ type Host struct {
 	// while the heap passes its limit: they fail with its error and their
 	// instances are replaced. Nil turns the bound off.
 	Memory *scripting.MemoryGuard
+
+	// transform is tsbuild.Transform, or a test's stand-in.
+	transform func(rel string, code []byte) (*tsbuild.Output, error)
 }
 
 // Extensions returns .js, .mjs and .ts.
@@ -75,7 +79,7 @@ func (h *Host) Load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 
 // load is Load, returning the plugin's pool.
 func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Source) (*pool, error) {
-	out, err := tsbuild.Transform(src.Rel, src.Code)
+	out, err := h.transformWithin(ctx, src.Rel, src.Code)
 	if err != nil {
 		return nil, asDiagnostic(src.Rel, err)
 	}
@@ -90,6 +94,47 @@ func (h *Host) load(ctx context.Context, p *scripting.Plugin, src scripting.Sour
 		return nil, err
 	}
 	return pl, nil
+}
+
+// transformWithin transforms a plugin's file under the load deadline, ctx's:
+// esbuild runs in Go, where no interrupt reaches it, so it runs on a
+// goroutine of its own that is left behind when ctx ends first (it finishes
+// on its own, its input bounded by the source size cap and
+// tsbuild.CheckNesting, and its result goes to the transform cache, which
+// a retry of the same file waits on). The modules a top level requires are
+// transformed on its loop, which the deadline abandons the same way.
+func (h *Host) transformWithin(ctx context.Context, rel string, code []byte) (*tsbuild.Output, error) {
+	transform := h.transform
+	if transform == nil {
+		transform = tsbuild.Transform
+	}
+	type result struct {
+		out *tsbuild.Output
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := transform(rel, code)
+		done <- result{out, err}
+	}()
+	select {
+	case r := <-done:
+		return r.out, r.err
+	case <-ctx.Done():
+		return nil, &scripting.Diagnostic{File: rel, Message: transformInterrupted(ctx), Err: context.Cause(ctx)}
+	}
+}
+
+// transformInterrupted is the message of a transform ctx ended: "the
+// transform did not finish within the load deadline (5s)" when the load
+// deadline passed.
+func transformInterrupted(ctx context.Context) string {
+	cause := context.Cause(ctx)
+	var le *scripting.LoadDeadlineError
+	if errors.As(cause, &le) {
+		return "the transform did not finish within the load deadline (" + le.Timeout.String() + ")"
+	}
+	return "the transform was interrupted: " + cause.Error()
 }
 
 // MaxInstances bounds a plugin's instances.
@@ -136,8 +181,9 @@ func (pl *pool) newInstance(ctx context.Context, replay bool) (*instance, error)
 			}
 			pl.log.Warn("uncaught script error: " + err.Error())
 		},
-		ThrownValue: inst.thrownValue,
-		Enter:       pl.host.watch(),
+		ThrownValue:  inst.thrownValue,
+		MaxErrorText: hostapi.MaxErrorText,
+		Enter:        pl.host.watch(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting a JavaScript instance: %w", err)
@@ -238,7 +284,7 @@ func instanceCount(v goja.Value) (int, error) { return hostapi.InstanceCount(num
 
 // runModule runs one CommonJS module (the plugin or a module it requires).
 func (i *instance) runModule(vm *goja.Runtime, rel string, out *tsbuild.Output) (goja.Value, error) {
-	prog, err := goja.Compile(rel, moduleHead+string(out.Code)+"\n})", false)
+	prog, err := compileModule(rel, out)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,10 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
@@ -117,7 +119,13 @@ func (i *instance) logObject(vm *goja.Runtime) *goja.Object {
 					}
 				}
 			}
-			i.logLine(level, i.safeString(call.Argument(0)), fields)
+			msg := call.Argument(0)
+			if goja.IsString(msg) {
+				// Only what a line carries is read (hostapi.MaxLogMessage).
+				i.logLine(level, eventloop.CutText(msg, hostapi.MaxLogMessage), fields)
+				return goja.Undefined()
+			}
+			i.logLine(level, i.safeString(msg), fields)
 			return goja.Undefined()
 		})
 	}
@@ -272,7 +280,7 @@ func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
 			f, isNum = float64(n), true
 		}
 		if !isNum || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-			throw(vm, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", nameStr))
+			throw(vm, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", display.Line(nameStr, display.MaxName)))
 		}
 	}
 	spec, err := toGo(vm, opts.Get("parameters"), "parameters")
@@ -288,7 +296,7 @@ func (i *instance) defineTool(call goja.FunctionCall) goja.Value {
 	}
 	out, _ := opts.Get("output").(*goja.Object)
 	if out == nil {
-		throw(vm, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", nameStr))
+		throw(vm, fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(nameStr)))
 	}
 	outSpec, err := toGo(vm, out.Get("schema"), "schema")
 	if err != nil {
@@ -370,6 +378,10 @@ func (i *instance) definition(vm *goja.Runtime, obj *goja.Object) (*engine.Defin
 	if n, ok := obj.Get("name").Export().(string); ok {
 		def.Name = n
 	}
+	// The name first, as the engine checks it: every later message quotes it.
+	if err := engine.CheckToolName(def.Name); err != nil {
+		return nil, err
+	}
 	if d, ok := orUndefined(obj.Get("description")).Export().(string); ok {
 		def.Description = d
 	}
@@ -380,14 +392,14 @@ func (i *instance) definition(vm *goja.Runtime, obj *goja.Object) (*engine.Defin
 	def.Parameters = params
 	out, _ := obj.Get("output").(*goja.Object)
 	if out == nil {
-		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", def.Name)
+		return nil, fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(def.Name))
 	}
 	if _, ok := goja.AssertFunction(out.Get("render")); !ok {
-		return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", def.Name)
+		return nil, fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(def.Name))
 	}
 	if pm := orUndefined(out.Get("presentationMeta")); !goja.IsUndefined(pm) {
 		if _, ok := goja.AssertFunction(pm); !ok {
-			return nil, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", def.Name)
+			return nil, fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(def.Name))
 		}
 	}
 	schema, err := toGo(vm, out.Get("schema"), "schema")
@@ -398,7 +410,7 @@ func (i *instance) definition(vm *goja.Runtime, obj *goja.Object) (*engine.Defin
 	if tv := orUndefined(obj.Get("timeoutMs")); !goja.IsUndefined(tv) {
 		f, isNum := number(tv)
 		if !isNum || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-			return nil, fmt.Errorf("tool %q timeoutMs must be a positive finite number", def.Name)
+			return nil, fmt.Errorf("tool %s timeoutMs must be a positive finite number", display.Quote(def.Name))
 		}
 		def.Timeout = time.Duration(f * float64(time.Millisecond))
 	}

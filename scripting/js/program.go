@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/warmpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsrewrite"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
 )
@@ -246,6 +247,13 @@ func (p *ProgramRuntime) compile(req ptc.Request) (compiledProgram, *ptc.Failure
 	if !wellWrapped(file) {
 		return compiledProgram{}, ptc.ExceptionFailure("SyntaxError: the program closes its enclosing function (unbalanced \"}\")")
 	}
+	calls := collectCallSites(file)
+	if jsrewrite.MayNeed(out.Code) {
+		// BigInt operators become calls of jsguard's capped helpers.
+		if _, err := jsrewrite.Operators(file); err != nil {
+			return compiledProgram{}, ptc.ExceptionFailure("SyntaxError: " + err.Error())
+		}
+	}
 	prog, err := goja.CompileAST(file, false)
 	if err != nil {
 		// An early error esbuild let through (a strict-mode delete, say):
@@ -257,7 +265,7 @@ func (p *ProgramRuntime) compile(req ptc.Request) (compiledProgram, *ptc.Failure
 		}
 		return compiledProgram{}, ptc.ExceptionFailure(firstLineColumns(tsbuild.MapStack(msg, out), len(head)))
 	}
-	cp = compiledProgram{prog: prog, calls: collectCallSites(file)}
+	cp = compiledProgram{prog: prog, calls: calls}
 	p.cmu.Lock()
 	if len(p.cache) >= maxCachedPrograms {
 		clear(p.cache)
@@ -585,6 +593,9 @@ func (p *ProgramRuntime) newBase() (*programBase, error) {
 	loop, err := eventloop.New(eventloop.Options{
 		Grace:        -1,
 		OrphanBudget: -1,
+		// A thrown text longer than the output cap fails the run as
+		// output-limit (cut, it is still longer): only that much crosses.
+		MaxErrorText: int(p.budgets.MaxOutputBytes),
 		Setup:        b.setup,
 		OnError: func(err error) {
 			if !eventloop.IsInterrupt(err) {
@@ -1016,6 +1027,12 @@ func (r *programRun) done(vm *goja.Runtime, _ goja.Value, err error) (any, error
 // mapStack maps a stack's program positions back to the program's lines
 // and drops the prelude's frames.
 func (r *programRun) mapStack(stack string) string {
+	if head, _, _ := strings.Cut(stack, "\n"); int64(len(head)) > r.ledger.Cap() {
+		// Its first line alone passes the output cap: the run fails as
+		// output-limit whatever the frames say, so none is mapped (each
+		// step would copy the whole text again).
+		return head
+	}
 	if strings.Contains(stack, preludeName) {
 		lines := strings.Split(stack, "\n")
 		kept := lines[:1]

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/big"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,6 +141,56 @@ type inspector struct {
 	indent       int
 	currentDepth int
 	nodes        int
+	// indices caches the own index keys of the arrays whose holes were
+	// counted (see holes), sorted.
+	indices map[*goja.Object][]int
+}
+
+// holeProbe is how many indices past a hole the inspector looks at one by
+// one before it finds the next element from the array's own keys.
+const holeProbe = 64
+
+// holes counts the run of absent elements of obj from i (absent itself),
+// below n: index by index up to holeProbe, then from the sorted own index
+// keys, so that a sparse array of length 2^32-1 costs its present
+// elements, not its 4 billion holes.
+func (in *inspector) holes(obj *goja.Object, i, n int) int {
+	holes := 1
+	for ; holes < holeProbe && i+holes < n; holes++ {
+		if in.r.own(obj, in.r.vm.ToValue(strconv.Itoa(i+holes))).kind != propAbsent {
+			return holes
+		}
+	}
+	if i+holes >= n {
+		return n - i
+	}
+	idx, ok := in.indices[obj]
+	if !ok {
+		for _, k := range obj.GetOwnPropertyNames() {
+			if isIndex(k) {
+				j, _ := strconv.Atoi(k)
+				idx = append(idx, j)
+			}
+		}
+		slices.Sort(idx)
+		if in.indices == nil {
+			in.indices = make(map[*goja.Object][]int)
+		}
+		in.indices[obj] = idx
+	}
+	j, _ := slices.BinarySearch(idx, i+holes)
+	if j < len(idx) && idx[j] < n {
+		return idx[j] - i
+	}
+	return n - i
+}
+
+// halted reports whether the run has been stopped (a budget, the wall
+// ceiling, an abort): the inspector then stops where it is.
+func (r *programRun) halted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fail != nil
 }
 
 func (in *inspector) value(v goja.Value, recurse int) string {
@@ -765,33 +816,36 @@ func (in *inspector) array(obj *goja.Object, name string, null, ok bool, recurse
 	if n == 0 && len(extra) == 0 {
 		return prefix + "[]"
 	}
-	shown := min(n, inspectMaxArray)
-	out := make([]string, 0, shown+1+len(extra))
+	// Up to inspectMaxArray entries, a run of holes counting as one (as
+	// node's formatSpecialArray does), and not past the run's end.
+	out := make([]string, 0, min(n, inspectMaxArray)+1+len(extra))
 	numbers := true
-	for i := 0; i < shown; i++ {
+	i := 0
+	for i < n && len(out) < inspectMaxArray {
+		if in.r.halted() {
+			break
+		}
 		key := in.r.vm.ToValue(strconv.Itoa(i))
 		p := in.r.own(obj, key)
 		if p.kind == propAbsent {
-			holes := 1
-			for i+holes < n && in.r.own(obj, in.r.vm.ToValue(strconv.Itoa(i+holes))).kind == propAbsent {
-				holes++
-			}
+			holes := in.holes(obj, i, n)
 			s := "<" + strconv.Itoa(holes) + " empty item"
 			if holes > 1 {
 				s += "s"
 			}
 			out = append(out, s+">")
 			numbers = false
-			i += holes - 1
+			i += holes
 			continue
 		}
 		if p.kind != propData || !(goja.IsNumber(p.value) || p.value.ExportType() == bigIntType) {
 			numbers = false
 		}
 		out = append(out, in.propValue(obj, key, recurse))
+		i++
 	}
 	items := len(out)
-	if more := n - shown; more > 0 {
+	if more := n - i; more > 0 {
 		s := "... " + strconv.Itoa(more) + " more item"
 		if more > 1 {
 			s += "s"
@@ -801,7 +855,7 @@ func (in *inspector) array(obj *goja.Object, name string, null, ok bool, recurse
 	for _, k := range extra {
 		out = append(out, in.property(obj, in.r.vm.ToValue(k), inspectKey(k), recurse))
 	}
-	return in.reduce(out, "", prefix+"[", "]", true, recurse, &arrayInfo{items: items, more: n > shown, numbers: numbers})
+	return in.reduce(out, "", prefix+"[", "]", true, recurse, &arrayInfo{items: items, more: n > i, numbers: numbers})
 }
 
 // arrayInfo is what grouping needs to know of an array's entries.

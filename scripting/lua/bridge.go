@@ -145,9 +145,22 @@ func (i *instance) throw(L *glua.LState, err error) {
 // positionPrefix is the "file.lua:12: " Lua puts before an error message.
 var positionPrefix = regexp.MustCompile(`^([^\s:]+\.lua):(\d+): `)
 
+// maxPositionPrefix bounds the text positionPrefix is matched against: a
+// "file.lua:line: " prefix is shorter (a path of at most 4 KiB), and a
+// message of megabytes without one would otherwise be scanned whole (its
+// first run of characters other than spaces and ':' is a candidate file
+// name): a 15 MiB message took seconds per match.
+const maxPositionPrefix = 4096 + 32
+
+// position matches positionPrefix against the head of msg: the file and
+// line of a message that starts with a position, or nil.
+func position(msg string) []string {
+	return positionPrefix.FindStringSubmatch(msg[:min(len(msg), maxPositionPrefix)])
+}
+
 // stripPosition removes a leading "file.lua:line: " from a message.
 func stripPosition(msg string) string {
-	if loc := positionPrefix.FindStringIndex(msg); loc != nil {
+	if loc := positionPrefix.FindStringIndex(msg[:min(len(msg), maxPositionPrefix)]); loc != nil {
 		return msg[loc[1]:]
 	}
 	return msg
@@ -180,7 +193,7 @@ func (i *instance) thrown(err error) error {
 		i.pool.log.Debug("script error", "error", r.Err.Error(), "stack", ae.StackTrace)
 	}
 	if s, ok := ae.Object.(glua.LString); ok {
-		if m := positionPrefix.FindStringSubmatch(string(s)); m != nil {
+		if m := position(string(s)); m != nil {
 			r.File = m[1]
 			r.Line, _ = strconv.Atoi(m[2])
 		}
@@ -238,11 +251,12 @@ func tracebackTop(trace string) (string, int) {
 }
 
 // thrownValue is the Go error of a raised Lua value, read without calling
-// script code.
+// script code, each text cut to hostapi.MaxErrorText bytes (a Lua string
+// is a Go string: the cut copies only the prefix).
 func thrownValue(v glua.LValue) error {
 	switch x := v.(type) {
 	case glua.LString:
-		return errors.New(stripPosition(string(x)))
+		return errors.New(hostapi.ErrorText(stripPosition(string(x))))
 	case glua.LNumber:
 		return errors.New(x.String())
 	case *glua.LTable:
@@ -253,9 +267,9 @@ func thrownValue(v glua.LValue) error {
 		name, nok := x.RawGetString("name").(glua.LString)
 		code, cok := x.RawGetString("code").(glua.LString)
 		if nok && cok && name != "" && code != "" {
-			return engine.NewError(string(name), string(code), string(msg))
+			return engine.NewError(hostapi.ErrorText(string(name)), hostapi.ErrorText(string(code)), hostapi.ErrorText(string(msg)))
 		}
-		return errors.New(string(msg))
+		return errors.New(hostapi.ErrorText(string(msg)))
 	}
 	return fmt.Errorf("(error object is a %s value)", v.Type())
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
 
 // errCallInterrupted is a call whose instance was interrupted: for its own
@@ -41,7 +42,7 @@ func syntaxDiagnostic(rel string, code []byte, err error) error {
 	if errors.As(err, &ae) && ae.Cause != nil {
 		err = ae.Cause
 	}
-	if m := positionPrefix.FindStringSubmatch(err.Error()); m != nil && m[1] == rel {
+	if m := position(err.Error()); m != nil && m[1] == rel {
 		line, _ := strconv.Atoi(m[2])
 		return &scripting.Diagnostic{File: rel, Line: line, Message: stripPosition(err.Error()), Err: err}
 	}
@@ -75,11 +76,11 @@ func (i *instance) topLevelDiagnostic(err error) error {
 	msg := i.thrown(err).Error()
 	line := 0
 	if s, ok := ae.Object.(glua.LString); ok {
-		if m := positionPrefix.FindStringSubmatch(string(s)); m != nil {
+		if m := position(string(s)); m != nil {
 			if m[1] == rel {
 				line, _ = strconv.Atoi(m[2])
 			} else {
-				msg = string(s) // an error in a module: keep its position
+				msg = hostapi.ErrorText(string(s)) // an error in a module: keep its position
 			}
 		}
 	}

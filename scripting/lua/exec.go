@@ -187,7 +187,9 @@ func (i *instance) execIndex(L *glua.LState) int {
 				if err != nil {
 					i.throw(L, err)
 				}
-				l.run.DeferContext(m)
+				if err := l.run.DeferContext(m); err != nil {
+					i.throw(L, err)
+				}
 				return 0
 			})
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
 )
@@ -270,7 +271,7 @@ func (i *instance) defineTool(L *glua.LState) int {
 	}
 	if tv := opts.RawGetString("timeout_ms"); tv != glua.LNil {
 		if !positiveFinite(tv) {
-			i.throw(L, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", nameStr))
+			i.throw(L, fmt.Errorf("defineTool(%s): timeoutMs must be a positive finite number", display.Line(nameStr, display.MaxName)))
 		}
 	}
 	var spec any = dsl.NewObject()
@@ -287,7 +288,7 @@ func (i *instance) defineTool(L *glua.LState) int {
 	}
 	out, _ := opts.RawGetString("output").(*glua.LTable)
 	if out == nil {
-		i.throw(L, fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", nameStr))
+		i.throw(L, fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(nameStr)))
 	}
 	outSpec, err := i.conv.ToGo(out.RawGetString("schema"), "schema", nil)
 	if err != nil {
@@ -378,6 +379,10 @@ func (i *instance) definition(obj *glua.LTable, d *defined) (*engine.Definition,
 	if n, ok := obj.RawGetString("name").(glua.LString); ok {
 		def.Name = string(n)
 	}
+	// The name first, as the engine checks it: every later message quotes it.
+	if err := engine.CheckToolName(def.Name); err != nil {
+		return nil, err
+	}
 	if d, ok := obj.RawGetString("description").(glua.LString); ok {
 		def.Description = string(d)
 	}
@@ -389,7 +394,7 @@ func (i *instance) definition(obj *glua.LTable, d *defined) (*engine.Definition,
 		def.Parameters = nonLossless{}
 	}
 	out, _ := obj.RawGetString("output").(*glua.LTable)
-	mustDeclare := fmt.Errorf("tool %q must declare output { schema, render, presentationMeta? }", def.Name)
+	mustDeclare := fmt.Errorf("tool %s must declare output { schema, render, presentationMeta? }", display.Quote(def.Name))
 	if out == nil || !isFunction(out.RawGetString("render")) {
 		return nil, mustDeclare
 	}
@@ -407,7 +412,7 @@ func (i *instance) definition(obj *glua.LTable, d *defined) (*engine.Definition,
 	}
 	if tv := obj.RawGetString("timeout_ms"); tv != glua.LNil {
 		if !positiveFinite(tv) {
-			return nil, fmt.Errorf("tool %q timeoutMs must be a positive finite number", def.Name)
+			return nil, fmt.Errorf("tool %s timeoutMs must be a positive finite number", display.Quote(def.Name))
 		}
 		def.Timeout = time.Duration(float64(tv.(glua.LNumber)) * float64(time.Millisecond))
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // approvalService returns the service --approve mode mounts, or nil for
@@ -33,10 +34,14 @@ func askLine(req engine.ApprovalRequest) string {
 	if reason == "" {
 		reason = req.Reason
 	}
+	// The call id is the model's and the reason the policy's: each is
+	// shown on the line escaped and bounded, so that neither can rewrite
+	// the terminal the user answers on.
+	callID := display.Line(req.CallID, display.MaxName)
 	if reason == "" {
-		return fmt.Sprintf("dsh: %s (%s) asks for approval", req.ToolName, req.CallID)
+		return fmt.Sprintf("dsh: %s (%s) asks for approval", req.ToolName, callID)
 	}
-	return fmt.Sprintf("dsh: %s (%s) asks for approval: %s", req.ToolName, req.CallID, reason)
+	return fmt.Sprintf("dsh: %s (%s) asks for approval: %s", req.ToolName, callID, display.Line(reason, display.MaxText))
 }
 
 // fixedApproval answers every ask the same way (--approve allow or deny).

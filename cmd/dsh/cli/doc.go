@@ -39,4 +39,13 @@
 //   - --approve prompt asks on standard error and reads standard input;
 //     with the calls file on standard input, the default mode is none and
 //     prompt is a usage error.
+//   - Line-oriented input is read a line at a time, each line bounded
+//     (boundedLines): a longer line is read through without being held,
+//     reported and skipped, and the next line is read. dsh watch's calls
+//     (64 MiB a line: reported on standard error, exit status 1), dsh
+//     replay's log (64 MiB, engine.MaxLogLine, the longest line --log
+//     writes: a warning), dsh serve's stdio (the MCP SDK's 16 MiB frame
+//     bound, which would end the session: a warning, and the line is
+//     replaced by a notification no server acts on). A log line written
+//     cut (engine.LogCutKey) is replayed as written, with a warning.
 package cli

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -27,6 +26,9 @@ type record struct {
 	// observed marks a record the CLI built for a call without an agent,
 	// which the engine does not log: it carries no schedule.
 	observed bool
+	// cut is the size its whole line would have had when the log wrote it
+	// cut to fit engine.MaxLogLine (engine.LogCutKey); 0 when it is whole.
+	cut int
 }
 
 // str returns the payload's string member key, or "".
@@ -95,8 +97,9 @@ func (r *recorder) all() []record {
 	return append([]record(nil), r.records...)
 }
 
-// maxLogLine bounds one line of a session log read by replay.
-const maxLogLine = 64 << 20
+// maxLogLine bounds one line of a session log read by replay: the longest
+// line the log writes.
+const maxLogLine = engine.MaxLogLine
 
 // errNotSessionLog is what a file that holds no session log is.
 var errNotSessionLog = errors.New("not a session log")
@@ -108,6 +111,18 @@ type logReading struct {
 	// writer stopped in the middle of it, so its JSON ends too soon) and
 	// left out; 0 when it was not.
 	cutOff int
+	// shortened are the lines the log wrote cut to fit its line bound
+	// (each event is read as written, with strings cut and marked).
+	shortened []shortenedLine
+	// skipped are the lines over maxLogLine, left out.
+	skipped []longLineError
+}
+
+// shortenedLine is a line the log wrote cut to fit engine.MaxLogLine.
+type shortenedLine struct {
+	line  int
+	rec   record
+	bytes int // the size its whole line would have had
 }
 
 // readRecords reads a JSONL session log. Blank lines are skipped; every
@@ -116,14 +131,30 @@ type logReading struct {
 // events come before it. A file whose first line is no event, or that holds
 // no tool/… event, is not a session log: the error wraps errNotSessionLog
 // and reads "<name>: not a session log: ...". Any other error names the
-// line: "<name>:<line>: ...".
+// line: "<name>:<line>: ...". A line over maxLogLine, which the log never
+// writes, is read through and left out (logReading.skipped); a line the log
+// wrote cut to fit is read as written (logReading.shortened).
 func readRecords(r io.Reader, name string) (logReading, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLogLine)
+	in := newBoundedLines(r, maxLogLine)
 	var out logReading
 	var cut error // a line cut off, if it is the last
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
+	for {
+		raw, err := in.next()
+		if err == io.EOF {
+			break
+		}
+		n := in.n
+		var long *longLineError
+		switch {
+		case errors.As(err, &long):
+			// No dsh wrote it (the log cuts its lines to maxLogLine): it
+			// is read through and left out, and the rest is replayed.
+			out.skipped = append(out.skipped, *long)
+			continue
+		case err != nil:
+			return logReading{}, fmt.Errorf("%s: %w", name, err)
+		}
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
@@ -134,6 +165,9 @@ func readRecords(r io.Reader, name string) (logReading, error) {
 		switch {
 		case err == nil:
 			out.recs = append(out.recs, rec)
+			if rec.cut > 0 {
+				out.shortened = append(out.shortened, shortenedLine{line: n, rec: rec, bytes: rec.cut})
+			}
 		case len(out.recs) == 0:
 			return logReading{}, fmt.Errorf("%s: %w: line %d: %v", name, errNotSessionLog, n, err)
 		case endsTooSoon(err, line):
@@ -141,9 +175,6 @@ func readRecords(r io.Reader, name string) (logReading, error) {
 		default:
 			return logReading{}, fmt.Errorf("%s:%d: %w", name, n, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return logReading{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(out.recs) > 0 && !slices.ContainsFunc(out.recs, func(r record) bool { return strings.HasPrefix(r.typ, "tool/") }) {
 		return logReading{}, fmt.Errorf("%s: %w: no tool/call or tool/result event", name, errNotSessionLog)
@@ -185,6 +216,12 @@ func parseRecord(line []byte) (record, error) {
 				rec.agent = s
 			}
 		case "time":
+		case engine.LogCutKey:
+			f, ok := v.(float64)
+			if !ok || f < 1 || f != float64(int(f)) {
+				return record{}, fmt.Errorf("%q must be a positive integer", k)
+			}
+			rec.cut = int(f)
 		default:
 			rec.data.Set(k, v)
 		}

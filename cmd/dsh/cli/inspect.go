@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -363,7 +364,9 @@ A log that several runs appended to holds several batches. The log does
 not mark them: a batch ends where a call id repeats, or where the calls
 change agent. A last line that was cut off (the writer stopped in the
 middle of it) is left out with a warning, and the events before it are
-drawn.
+drawn. An event too large for one line of the log (64 MiB) was written
+cut, its long strings shortened and marked "… (truncated)": it is drawn
+as written, with a warning naming its line.
 
 With --json, it prints {"cards": [{"callId", "name", "call"?, "result"?}]},
 the presenters' views as JSON.
@@ -393,6 +396,19 @@ Exit status: 0, 1 for a log that cannot be read or is not a session log,
 					return userErrorf("%v", pathErr(err))
 				}
 				log = l
+			}
+			for _, l := range log.skipped {
+				fmt.Fprintf(o.stderr, "dsh: warning: %s:%d: %v\n", displayName(name), l.Line, &l)
+			}
+			for _, c := range log.shortened {
+				what := c.rec.typ
+				if id := c.rec.str("callId"); id != "" {
+					what += " of call " + strconv.Quote(id)
+				} else if id := c.rec.str("subCallId"); id != "" {
+					what += " of sub-call " + strconv.Quote(id)
+				}
+				fmt.Fprintf(o.stderr, "dsh: warning: %s:%d: the %s was logged cut (its line would have had %d bytes, over %d); its card shows what was kept\n",
+					displayName(name), c.line, what, c.bytes, maxLogLine)
 			}
 			if log.cutOff > 0 {
 				fmt.Fprintf(o.stderr, "dsh: warning: %s:%d: the last line is cut off; replaying the %s before it\n",

@@ -6,9 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/display"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/scripting"
-	"github.com/dsh-go/dsh/scripting/capability"
 )
 
 // mcpFlagHelp and mcpConfigFlagHelp document --mcp and --mcp-config.
@@ -22,7 +22,7 @@ const (
 func (o *options) checkMCP() error {
 	for _, v := range o.mcp {
 		if _, err := mcp.ParseSpec(v); err != nil {
-			return fmt.Errorf("--mcp %s: %v", v, err)
+			return fmt.Errorf("--mcp %s: %v", display.Line(v, display.MaxText), err)
 		}
 	}
 	return nil
@@ -36,13 +36,13 @@ func (o *options) mcpSpecs() ([]mcp.ServerSpec, error) {
 	if o.mcpConfig != "" {
 		var err error
 		if specs, err = mcp.LoadConfig(o.mcpConfig); err != nil {
-			return nil, userErrorf("--mcp-config %s: %v", o.mcpConfig, pathErr(err))
+			return nil, userErrorf("--mcp-config %s: %v", display.Line(o.mcpConfig, display.MaxText), pathErr(err))
 		}
 	}
 	for _, v := range o.mcp {
 		spec, err := mcp.ParseSpec(v)
 		if err != nil { // checked by options.check already
-			return nil, fmt.Errorf("--mcp %s: %v", v, err)
+			return nil, fmt.Errorf("--mcp %s: %v", display.Line(v, display.MaxText), err)
 		}
 		specs = append(specs, spec)
 	}
@@ -65,20 +65,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	if s.opts.verbose {
 		stderr = s.opts.stderr
 	}
-	// A stdio server is dsh's own child: the sweep after a process.run call
-	// (dsh is a subreaper) must not take it for a program's orphan.
-	for i := range specs {
-		if specs[i].Command == "" {
-			continue
-		}
-		env := make(map[string]string, len(specs[i].Env)+1)
-		for k, v := range specs[i].Env {
-			env[k] = v
-		}
-		env[capability.OwnChildVar] = capability.OwnChildValue
-		specs[i].Env = env
-	}
-	// The servers register their tools, SERVER.tool, in swaps that report
+	// The servers register their tools, SERVER__tool, in swaps that report
 	// no names: what they registered is what is new after Connect.
 	before := map[string]bool{}
 	for _, d := range s.svc.Global().Definitions(nil) {
@@ -87,7 +74,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr})
 	tools := map[string][]string{}
 	for _, d := range s.svc.Global().Definitions(nil) {
-		if server, _, ok := strings.Cut(d.Name, "."); ok && !before[d.Name] {
+		if server, _, ok := strings.Cut(d.Name, mcp.Separator); ok && !before[d.Name] {
 			tools[server] = append(tools[server], d.Name)
 		}
 	}
@@ -96,7 +83,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	for _, d := range diags {
 		path := "mcp:" + d.Server
 		s.diags = append(s.diags, diagnostic{path: path, d: &scripting.Diagnostic{File: path, Message: d.Error(), Err: d}})
-		if d.Tool == "" {
+		if !d.IsTool() {
 			unreached[d.Server] = true
 		}
 	}

@@ -48,7 +48,7 @@ func TestMCPImport(t *testing.T) {
 	const unionDiag = `mcp:t: tool "union": input schema: unsupported JSON schema: schema.properties.v.anyOf is not a supported keyword (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)` + "\n"
 
 	t.Run("a call reaches the imported server's tool", func(t *testing.T) {
-		code, stdout, stderr := run(t, "", "--scripts", scripts, "--json", "--mcp", server, "call", "t.echo", `{"text":"hi"}`)
+		code, stdout, stderr := run(t, "", "--scripts", scripts, "--json", "--mcp", server, "call", "t__echo", `{"text":"hi"}`)
 		if code != 0 || !strings.Contains(stdout, `"value":"echo: hi","content":[{"type":"text","text":"echo: hi"}]`) || stderr != unionDiag {
 			t.Errorf("status %d\nstdout %s\nstderr %s", code, stdout, stderr)
 		}
@@ -61,7 +61,7 @@ func TestMCPImport(t *testing.T) {
 	})
 	t.Run("a malformed --mcp is a usage error", func(t *testing.T) {
 		code, _, stderr := run(t, "", "--scripts", scripts, "--mcp", "a.b=x", "check")
-		want := `dsh: --mcp a.b=x: the server name "a.b" must be ASCII letters, digits, '_' or '-' (it prefixes the tool names: a.b.tool)` + "\n"
+		want := `dsh: --mcp a.b=x: the server name "a.b" must be 1 to 61 ASCII letters, digits, '_' or '-' (it prefixes the tool names: NAME__tool)` + "\n"
 		if code != exitTrouble || !strings.HasPrefix(stderr, want) {
 			t.Errorf("status %d, stderr %q", code, stderr)
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,9 +45,23 @@ type ptcFlags struct {
 	maxArgDepth int
 	maxQueued   int
 	maxSubCalls int
+	// noRuns is set for a command that runs no tool call (describe,
+	// schemas, replay): under process isolation no child is started ahead
+	// of a run that will not come.
+	noRuns bool
 }
 
-// The --ptc-isolation values.
+// runsCalls reports whether cmd runs tool calls: whether it accepts the
+// flags of kind kindCalls.
+func runsCalls(cmd *cobra.Command) bool {
+	declared, ok := cmd.Annotations[usesKey]
+	return ok && slices.Contains(strings.Fields(declared), string(kindCalls))
+}
+
+// The --ptc-isolation values. Process is the default: only a process
+// boundary contains a program that exhausts memory or overflows the Go
+// stack in a native builtin or the parser, where no interrupt reaches;
+// in-process is opt-in, for programs the operator trusts.
 const (
 	isolationInProcess = "in-process"
 	isolationProcess   = "process"
@@ -90,7 +105,7 @@ func (p *ptcFlags) add(cmd *cobra.Command) {
 	f.Var((*number)(&p.wallMs), "ptc-wall-ms", "a run_code program's wall-clock ceiling, in `MS`")
 	f.Int64Var(&p.maxOutput, "ptc-max-output", int64(d.MaxOutputBytes), "the `BYTES` a run_code program may print and return in all")
 	f.IntVar(&p.maxParallel, "ptc-max-parallel", ptc.DefaultMaxParallelSubCalls, "at most `N` of a program's tool calls in flight")
-	f.StringVar(&p.isolation, "ptc-isolation", isolationInProcess, "where run_code programs run: `MODE` is in-process (fast, for programs you would run anyway) or process (a child process per run, memory-capped and killed whole)")
+	f.StringVar(&p.isolation, "ptc-isolation", isolationProcess, "where run_code programs run: `MODE` is process (each run in a child process, memory-capped and killed whole) or in-process (fastest, for programs you trust)")
 	f.Var((*number)(&p.memoryMB), "ptc-memory-mb", "with --ptc-isolation process, a child's memory cap in `MiB`")
 	f.IntVar(&p.pool, "ptc-pool", process.DefaultPool, "with --ptc-isolation process, `N` children kept ready ahead of need (0: none)")
 	f.IntVar(&p.maxArgBytes, "ptc-max-arg-bytes", ptc.DefaultMaxArgumentBytes, "a program's tool call may pass at most `BYTES` of arguments (as compact JSON)")
@@ -173,6 +188,15 @@ func (p *ptcFlags) checkBudgets() error {
 	return nil
 }
 
+// processPool is the process.Options.Pool the flags give: --ptc-pool, and
+// none (negative) for --ptc-pool 0 or a command that runs no calls.
+func (p *ptcFlags) processPool() int {
+	if p.pool == 0 || p.noRuns {
+		return -1
+	}
+	return p.pool
+}
+
 // newRuntime builds the program runtime the flags ask for.
 func (s *session) newRuntime() (ptc.Runtime, error) {
 	p := &s.opts.ptc
@@ -181,11 +205,7 @@ func (s *session) newRuntime() (ptc.Runtime, error) {
 		lang = ptc.Lua
 	}
 	if p.isolation == isolationProcess {
-		pool := p.pool
-		if pool == 0 {
-			pool = -1 // none
-		}
-		return process.NewRuntime(process.Options{Language: lang, Budgets: p.budgets(), Pool: pool, Logger: s.logger})
+		return process.NewRuntime(process.Options{Language: lang, Budgets: p.budgets(), Pool: p.processPool(), Logger: s.logger})
 	}
 	if lang == ptc.Lua {
 		return lua.NewProgramRuntime(lua.ProgramOptions{Budgets: p.budgets(), Logger: s.logger, Memory: s.memory})

@@ -17,6 +17,9 @@ const (
 	maxDiffLines = 24  // lines of one file's diff
 	maxInputLen  = 120 // characters of a generic card's raw input
 	diffContext  = 2   // unchanged lines around a change
+	// maxHeaderName bounds the tool name and the call id of a card's
+	// header: 64 characters and "…" (a registered name has at most 64).
+	maxHeaderName = 65
 )
 
 // style colours terminal output; the zero style writes plain text.
@@ -88,7 +91,9 @@ func (cw *cardWriter) card(c card) {
 	if c.result != nil && c.result.Title != "" {
 		title = c.result.Title
 	}
-	h := mark + " " + st.bold(clean(c.name)) + " " + st.dim(clean(c.callID))
+	// A model chooses the name and the call id of a call: each is shown
+	// cut to 64 characters.
+	h := mark + " " + st.bold(clean(truncate(c.name, maxHeaderName))) + " " + st.dim(clean(truncate(c.callID, maxHeaderName)))
 	if title != "" && title != c.name {
 		h += " — " + clean(title)
 	}

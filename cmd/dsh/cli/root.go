@@ -9,8 +9,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/dsh-go/dsh/internal/reaper"
 )
 
 // Exit statuses of dsh.
@@ -76,9 +79,13 @@ func userErrorf(format string, args ...any) error {
 	return &exitError{code: exitViolations, msg: fmt.Sprintf(format, args...)}
 }
 
+// exitGrace bounds the final sweep that kills, as dsh exits, every process
+// still below it.
+const exitGrace = 2 * time.Second
+
 // Main runs dsh with the process's arguments and standard streams, cancels
 // the context on an interrupt (SIGINT) or a termination request (SIGTERM),
-// and exits with Run's status.
+// kills every process still below dsh, and exits with Run's status.
 func Main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
@@ -96,6 +103,8 @@ func Main() {
 	code := Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	signal.Stop(sigs)
 	cancel(nil)
+	// Nothing any call or server started outlives dsh, whatever ended it.
+	reaper.KillDescendants(exitGrace)
 	os.Exit(code)
 }
 
@@ -165,8 +174,11 @@ when interrupted (SIGINT), 143 when terminated (SIGTERM).`,
 		// check would run before the flags are parsed, and "dsh --bogus
 		// call x" (where --bogus seems to take "call" as its value) would
 		// report the unknown command "x" instead of the unknown flag.
-		Args:                       cobra.ArbitraryArgs,
-		PersistentPreRunE:          checkGlobalFlags,
+		Args: cobra.ArbitraryArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			o.ptc.noRuns = !runsCalls(cmd)
+			return checkGlobalFlags(cmd, args)
+		},
 		SuggestionsMinimumDistance: 2,
 	}
 	// --version is dsh's own rather than cobra's, so that it honours --json

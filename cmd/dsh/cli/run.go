@@ -69,7 +69,8 @@ func newCallCmd(o *options) *cobra.Command {
 model would emit it: empty or absent is {}. Text that is not JSON is a
 usage error, with the parser's reason and offset (to try what a tool does
 with a model's malformed arguments, give them as a string "arguments" in
-a "dsh run" calls file).
+a "dsh run" calls file). A NAME that no tool can have (outside
+^[a-zA-Z0-9_-]{1,64}$) is a usage error that shows it escaped.
 
 The output is the call's card, or with --json the batch result.
 
@@ -84,7 +85,9 @@ usage error (arguments that are not JSON among them), 130 when interrupted
 			if len(args) < 1 || len(args) > 2 {
 				return fmt.Errorf("call needs NAME and optionally ARGS_JSON, got %d argument(s)", len(args))
 			}
-			return nil
+			// No tool can have a name outside the rule: a usage error
+			// rather than a call of an unknown tool.
+			return engine.CheckToolName(args[0])
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c := modelCall{block: engine.ToolCallBlock{ID: "c1", Name: args[0]}}

@@ -30,8 +30,10 @@ func newSchemaCheckCmd(o *options) *cobra.Command {
 		Long: `Check reads each FILE as a raw JSON Schema and prints one line
 "FILE: <violation>" for every way it leaves the subset dsh enforces
 (type/oneOf/properties/required/additionalProperties/items/enum/const and
-the annotations description/title/default/examples). A schema inside the
-subset prints nothing. FILE may be "-" for standard input, once.
+the annotations description/title/default/examples) or the bounds every
+JSON value keeps (at most 100000 levels of nesting): the verdict "dsh
+schema validate" gives the same schema. A schema inside the subset prints
+nothing. FILE may be "-" for standard input, once.
 
 With --json it prints one line {"files": [{"file", "violations": [...]}]},
 an entry for every file read (its violations empty when it is inside the
@@ -56,7 +58,11 @@ cannot be read or is not JSON.`,
 					code = exitTrouble
 					continue
 				}
-				violations, err := violationsOf(dsl.AssertSupported(schema))
+				// Compile, as validate does: one verdict for one schema
+				// (the subset's rules, then the bounds a schema's value
+				// must keep, its nesting among them).
+				_, err = dsl.Compile(schema)
+				violations, err := violationsOf(err)
 				if err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "dsh: %s: %v\n", displayName(name), err)
 					code = exitTrouble

@@ -202,12 +202,18 @@ func clientGone(err error) bool {
 		errors.Is(err, sdk.ErrConnectionClosed)
 }
 
-// stdio is the transport on the command's standard streams.
+// stdio is the transport on the command's standard streams. A line of
+// standard input over the SDK's frame bound is skipped with a warning
+// rather than ending the session (see stdioLines).
 func stdio(o *options) sdk.Transport {
-	if o.stdin == os.Stdin && o.stdout == os.Stdout {
-		return &sdk.StdioTransport{}
+	var src io.Reader = io.NopCloser(o.stdin)
+	if o.stdin == os.Stdin {
+		src = os.Stdin // closed with the session, as the SDK's StdioTransport does
 	}
-	return &sdk.IOTransport{Reader: io.NopCloser(o.stdin), Writer: nopCloser{o.stdout}}
+	in := newStdioLines(src, func(err *longLineError) {
+		fmt.Fprintf(o.stderr, "dsh: serving MCP on stdio: standard input line %d: %v\n", err.Line, err)
+	})
+	return &sdk.IOTransport{Reader: in, Writer: nopCloser{o.stdout}}
 }
 
 // nopCloser is a writer whose Close does nothing.

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,7 +18,8 @@ import (
 	"github.com/dsh-go/dsh/scripting"
 )
 
-// maxCallLine bounds one line of watch's standard input.
+// maxCallLine bounds one line of watch's standard input: a longer line is
+// read through without being held, reported on standard error and skipped.
 const maxCallLine = 64 << 20
 
 func newWatchCmd(o *options) *cobra.Command {
@@ -74,7 +74,7 @@ cancelled and answered as usual ("tool call aborted", or "tool call
 aborted before dispatch" for a call that had not started its body).
 
 Exit status: 0, 1 when a line was not a call (it is reported on standard
-error and skipped) or a scripts directory cannot be read, 2 for a usage
+error and skipped, as is a line over 64 MiB, read through without being held) or a scripts directory cannot be read, 2 for a usage
 error, 130 when interrupted (143 for SIGTERM).`,
 		Example: `  echo '{"id":"c1","name":"word_count","arguments":{"text":"a b c"}}' | dsh --scripts scripts/examples/plugins watch
   tail -f calls.jsonl | dsh --scripts scripts --approve allow watch > results.jsonl`,
@@ -239,21 +239,24 @@ func serveLines(ctx context.Context, s *session, o *options, log engine.EventLog
 	defer close(stop)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(o.stdin)
-		sc.Buffer(make([]byte, 0, 64<<10), maxCallLine)
-		n := 0
-		for sc.Scan() {
-			n++
-			select {
-			case lines <- inputLine{n: n, text: bytes.Clone(sc.Bytes())}:
-			case <-stop:
+		in := newBoundedLines(o.stdin, maxCallLine)
+		for {
+			text, err := in.next()
+			if err == io.EOF {
 				return
 			}
-		}
-		if err := sc.Err(); err != nil {
+			var long *longLineError
+			if err != nil && !errors.As(err, &long) {
+				select {
+				case lines <- inputLine{n: in.n + 1, err: err}:
+				case <-stop:
+				}
+				return
+			}
 			select {
-			case lines <- inputLine{n: n + 1, err: err}:
+			case lines <- inputLine{n: in.n, text: bytes.Clone(text), err: err}:
 			case <-stop:
+				return
 			}
 		}
 	}()
@@ -273,6 +276,13 @@ func serveLines(ctx context.Context, s *session, o *options, log engine.EventLog
 		}
 		if !ok {
 			return bad, nil
+		}
+		var long *longLineError
+		if errors.As(in.err, &long) {
+			// Read through and dropped: the next line is served.
+			stderr.printf("dsh: standard input line %d: %v", in.n, in.err)
+			bad++
+			continue
 		}
 		if in.err != nil {
 			stderr.printf("dsh: standard input line %d: %v", in.n, in.err)

@@ -6,6 +6,10 @@
 // and the JSON values scripts receive or give (changes, agents, result
 // summaries, deferred messages, tools.restrict filters) with their errors.
 //
+// Texts a script hands to Go are bounded the same in both languages: an
+// error's message (and a coded error's name and code) at MaxErrorText, a
+// logged line at MaxLogMessage, both 16 KiB, cut and marked "… (truncated)".
+//
 // What depends on the language (converting values, calling functions,
 // the names scripts use) stays in the hosts.
 package hostapi

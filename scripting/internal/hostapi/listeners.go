@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 	"github.com/dsh-go/dsh/scripting"
 )
 
@@ -57,7 +58,7 @@ func On(p *scripting.Plugin, a Adapters, replay bool, site scripting.Site, agent
 	case DispatchLog:
 		register = func() (engine.Disposer, error) { return p.OnDispatchLog(site, agent, a.DispatchLog(key), opts...) }
 	default:
-		return nil, fmt.Errorf("on(): %w %q (%s)", ErrUnknownEvent, event, strings.Join(Events, ", "))
+		return nil, fmt.Errorf("on(): %w %s (%s)", ErrUnknownEvent, display.Quote(event), strings.Join(Events, ", "))
 	}
 	if replay {
 		return nil, nil

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/textcap"
 )
 
 // Defaults of a host's deadlines.
@@ -55,7 +57,10 @@ func InstanceCount(f float64, ok bool) (int, error) {
 // "error"; any other is info) with its fields, under ctx: the ctx of the
 // call the script runs for, so that the logger's handler sees its values,
 // or context.Background() outside any call.
+//
+// A message longer than [MaxLogMessage] is cut, marked.
 func Log(ctx context.Context, l *slog.Logger, level, msg string, fields []any) {
+	msg = textcap.String(msg, MaxLogMessage)
 	lv := slog.LevelInfo
 	switch level {
 	case "debug":

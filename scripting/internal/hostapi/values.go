@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/display"
 )
 
 // Filter reads the filter of tools.restrict({allow, deny}): each list
@@ -101,7 +102,7 @@ type NonLossless struct{}
 // else [NonLossless], which the pipeline reports as the tool's invalid
 // output. It logs err at debug level.
 func BodyValue(log *slog.Logger, tool string, err error) any {
-	log.Debug(fmt.Sprintf("tool %q returned a value that is not lossless JSON: %v", tool, err))
+	log.Debug(fmt.Sprintf("tool %s returned a value that is not lossless JSON: %s", display.Quote(tool), display.Line(err.Error(), display.MaxText)))
 	if errors.Is(err, dsl.ErrLimit) {
 		return engine.SnapshotFailure{Err: err}
 	}
@@ -132,7 +133,8 @@ func AgentJSON(a *engine.Agent) any {
 // a warning.
 func View[V any](log *slog.Logger, tool, hook string, v any, err error) *V {
 	if err != nil {
-		log.Warn(fmt.Sprintf("tool %q %s failed: %v", tool, hook, err))
+		// The error is the script's: one line, bounded.
+		log.Warn(fmt.Sprintf("tool %s %s failed: %s", display.Quote(tool), hook, display.Line(err.Error(), display.MaxText)))
 		return nil
 	}
 	return v.(*V)

@@ -3,10 +3,10 @@
 import { on } from "dsh";
 
 on("tools/pre-execute", async (exec, next) => {
-  if (exec.name === "fs.write_file") {
+  if (exec.name === "fs__write_file") {
     return {
       kind: "deny",
-      reason: "fs.write_file is read-only here (JavaScript policy)",
+      reason: "fs__write_file is read-only here (JavaScript policy)",
       info: { name: "PolicyDenied", code: "READ_ONLY" },
     };
   }

@@ -4,10 +4,10 @@
 local dsh = require("dsh")
 
 dsh.on("tools/pre-execute", function(exec, next)
-  if exec.name == "fs.write_file" then
+  if exec.name == "fs__write_file" then
     return {
       kind = "deny",
-      reason = "fs.write_file is read-only here (Lua policy)",
+      reason = "fs__write_file is read-only here (Lua policy)",
       info = { name = "PolicyDenied", code = "READ_ONLY" },
     }
   end

@@ -5,11 +5,11 @@
 -- literal.
 local dir = DIR
 local got = tools.gather(
-  function() return tools["fs.list_directory"]{path = dir .. "/docs"} end,
-  function() return tools["fs.read_text_file"]{path = dir .. "/docs/a.txt"} end
+  function() return tools.fs__list_directory{path = dir .. "/docs"} end,
+  function() return tools.fs__read_text_file{path = dir .. "/docs/a.txt"} end
 )
 local listing, file = got[1], got[2]
-local ok, e = pcall(tools["fs.write_file"], {path = dir .. "/new.txt", content = "written"})
+local ok, e = pcall(tools.fs__write_file, {path = dir .. "/new.txt", content = "written"})
 local denied = null
 if not ok then
   if not ToolCallError.is(e) then error(e) end

@@ -4,12 +4,12 @@
 // served directory, as a string literal.
 const dir: string = DIR;
 const [listing, file] = await Promise.all([
-  tools["fs.list_directory"]({ path: dir + "/docs" }),
-  tools["fs.read_text_file"]({ path: dir + "/docs/a.txt" }),
+  tools.fs__list_directory({ path: dir + "/docs" }),
+  tools.fs__read_text_file({ path: dir + "/docs/a.txt" }),
 ]);
 let denied: JsonValue = null;
 try {
-  await tools["fs.write_file"]({ path: dir + "/new.txt", content: "written" });
+  await tools.fs__write_file({ path: dir + "/new.txt", content: "written" });
 } catch (e) {
   if (!(e instanceof ToolCallError)) throw e;
   denied = { isToolCallError: e.name === "ToolCallError", toolName: e.toolName, message: e.message };

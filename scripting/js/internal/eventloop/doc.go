@@ -223,6 +223,11 @@
 // "<unprintable thrown value>" instead. An Error's own "stack" is never read
 // (goja formats it lazily from name and message, getters included); the
 // frames goja captured for the error are formatted instead.
+// Each text a *JSError carries (its name, its message, a thrown object's own
+// stack text) is cut to [Options.MaxErrorText] bytes ([DefaultMaxErrorText],
+// 16 KiB, unless set), marked "… (truncated)": a string longer than the bound
+// is measured first and only its prefix converted ([CutText]), so a thrown
+// 100-million-character message costs the bound, not copies of itself.
 // [Options.ThrownValue] lets the glue attach the thrown value in Go form
 // (e.g. a coded {name, code, message} object). A goja error that done
 // returns, even wrapped, is replaced by its conversion ([Loop.ScriptError]),

@@ -7,8 +7,11 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/internal/textcap"
 )
 
 var (
@@ -98,6 +101,8 @@ type JSError struct {
 	// for a thrown primitive.
 	Name string
 	// Message is the error's message, or String(v) for a thrown non-Error.
+	// Name, Message and a thrown object's own stack text are each cut to
+	// Options.MaxErrorText bytes, marked (see CutText).
 	Message string
 	// Stack is "Name: Message" followed by one "\tat …" line per frame.
 	Stack string
@@ -177,7 +182,7 @@ func (l *Loop) Thrown(vm *goja.Runtime, v goja.Value) *JSError {
 
 func stackOverflow(so *goja.StackOverflowError) *JSError {
 	e := &JSError{Name: "RangeError", Message: "Maximum call stack size exceeded"}
-	e.Stack = formatStack(e.Error(), so.Stack())
+	e.Stack = formatStack(e, so.Stack())
 	return e
 }
 
@@ -203,9 +208,9 @@ func (l *Loop) thrown(vm *goja.Runtime, v goja.Value, frames []goja.StackFrame) 
 		e.Message = "undefined"
 	case !isObj:
 		if sym, ok := v.(*goja.Symbol); ok {
-			e.Message = "Symbol(" + sym.String() + ")"
+			e.Message = "Symbol(" + textcap.String(sym.String(), l.maxErrorText()) + ")"
 		} else {
-			e.Message = v.String()
+			e.Message = l.errorText(v)
 		}
 		e.Value = primitiveValue(v)
 	case isProxy(obj):
@@ -224,7 +229,7 @@ func (l *Loop) thrown(vm *goja.Runtime, v goja.Value, frames []goja.StackFrame) 
 			e.Name = "Error"
 		}
 		if s, ok := l.stringProp(obj, "message"); ok {
-			e.Message = s
+			e.Message = jsMessage(e.Name, s)
 		} else if !isError {
 			e.Message = "[object " + obj.ClassName() + "]"
 		}
@@ -233,12 +238,12 @@ func (l *Loop) thrown(vm *goja.Runtime, v goja.Value, frames []goja.StackFrame) 
 			// "stack" is not read: goja materialises it on first access by
 			// formatting name and message, which may call getters.)
 			if st, kind := l.ownProp(obj, "stack"); kind == propData && goja.IsString(st) {
-				e.Stack = st.String()
+				e.Stack = l.errorText(st)
 			}
 		}
 	}
 	if e.Stack == "" {
-		e.Stack = formatStack(e.Error(), frames)
+		e.Stack = formatStack(e, frames)
 	}
 	if l.opts.ThrownValue != nil && isObj {
 		if gv, ok := l.opts.ThrownValue(vm, v); ok {
@@ -267,10 +272,11 @@ func primitiveValue(v goja.Value) any {
 	return nil
 }
 
-// formatStack writes header and the frames, skipping the loop's trampoline.
-func formatStack(header string, frames []goja.StackFrame) string {
+// formatStack writes e's header ("Name: Message", as Error gives it) and the
+// frames, skipping the loop's trampoline. The header is copied once, into a
+// string grown to its final size (a message may be megabytes long).
+func formatStack(e *JSError, frames []goja.StackFrame) string {
 	var b bytes.Buffer
-	b.WriteString(header)
 	n := 0
 	for i := range frames {
 		f := &frames[i]
@@ -287,7 +293,20 @@ func formatStack(header string, frames []goja.StackFrame) string {
 		f.Write(&b)
 		n++
 	}
-	return b.String()
+	var out strings.Builder
+	out.Grow(len(e.Name) + 2 + len(e.Message) + b.Len())
+	switch {
+	case e.Name == "":
+		out.WriteString(e.Message)
+	case e.Message == "":
+		out.WriteString(e.Name)
+	default:
+		out.WriteString(e.Name)
+		out.WriteString(": ")
+		out.WriteString(e.Message)
+	}
+	out.Write(b.Bytes())
+	return out.String()
 }
 
 var proxyType = reflect.TypeOf(goja.Proxy{})
@@ -308,7 +327,8 @@ func hasOwnKey(obj *goja.Object, key string) bool {
 
 // stringProp looks key up along obj's prototype chain, reading data
 // properties only: it stops (not found) at an accessor, a Proxy, or a
-// non-string value, so no script code runs.
+// non-string value, so no script code runs. The text is cut to the loop's
+// bound (see errorText).
 func (l *Loop) stringProp(obj *goja.Object, key string) (string, bool) {
 	for o, depth := obj, 0; o != nil && depth < 64; o, depth = o.Prototype(), depth+1 {
 		if isProxy(o) {
@@ -320,7 +340,7 @@ func (l *Loop) stringProp(obj *goja.Object, key string) (string, bool) {
 			continue
 		case propData:
 			if goja.IsString(v) {
-				return v.String(), true
+				return l.errorText(v), true
 			}
 		}
 		return "", false

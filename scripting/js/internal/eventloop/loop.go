@@ -52,6 +52,11 @@ type Options struct {
 	// runs on the loop and must not call script code. Thrown primitives are
 	// converted without it.
 	ThrownValue func(vm *goja.Runtime, v goja.Value) (any, bool)
+	// MaxErrorText bounds, in bytes, each text a *JSError carries out of
+	// the loop (its name, its message, a thrown object's own stack text):
+	// a longer one is cut, marked with textcap's marker, after reading only
+	// its prefix. <= 0 means DefaultMaxErrorText.
+	MaxErrorText int
 	// OrphanBudget bounds the busy time of orphan work: script code that
 	// runs on behalf of no running Run (timer callbacks, host-work
 	// settlements and promise jobs left by Runs that have finished). It is

@@ -329,6 +329,7 @@ func (g *guard) ctorCheck(name string) func([]goja.Value) []goja.Value {
 			size := float64(typedSize(name))
 			switch a := args[0].(type) {
 			case *goja.Object:
+				g.typedSourceCheck(name, a, size)
 				switch cls := a.ClassName(); {
 				case cls == "ArrayBuffer" || cls == "SharedArrayBuffer":
 				case strings.HasSuffix(cls, "Array") && cls != "Array", g.callIsArray(a):

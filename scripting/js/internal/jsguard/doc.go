@@ -95,19 +95,27 @@
 //
 // # Source nesting
 //
-// goja's parser recurses per nesting level: a source of 1,000,000 nested
-// brackets, parentheses or a=a=... chains overflows the Go stack when
-// compiled (esbuild's parser, which transforms plugin sources first, too).
-// Every source is scanned first by tsbuild.CheckNesting, which refuses
-// nesting deeper than the limit from the text alone: plugin sources and the
+// goja's parser and compiler recurse per nesting level, and per link of
+// flat chains: a source of 1,000,000 nested brackets, parentheses or
+// a=a=... chains, or of 2,000,000 chained calls f()()..., 300,000 else-if
+// branches or 100,000 comma operators, overflows the Go stack when compiled
+// (esbuild's parser, visitor and printer, which transform plugin sources
+// first, too). Every source is scanned first by tsbuild.CheckNesting, which
+// refuses, from the text alone, nesting deeper than the limit (Options.
+// MaxDepth) and every chain longer than the limits it derives from it
+// (10,000 else-if branches, calls and member accesses, or binary operators;
+// 1,000 comma operators, statements without braces or negations; functions,
+// classes and blocks 250 deep; see CheckNesting): plugin sources and the
 // modules they require in tsbuild.Transform, and here the bodies given to
-// Function, GeneratorFunction and AsyncFunction (a SyntaxError) and the
-// source given to eval. For that, the global eval is replaced by a wrapper
-// that scans and then calls goja's: goja recognises a direct eval by the
-// identity of its own function, so every eval is an indirect eval, run in
-// the global scope rather than the caller's (a deliberate departure from
-// the language; scripts that need local variables in eval are not worth a
-// fatal crash path).
+// Function, GeneratorFunction and AsyncFunction (a SyntaxError naming the
+// construct, "1:20002: the source chains more than 10000 calls, member
+// accesses or tagged templates") and the source given to eval. For that,
+// the global eval is replaced by a wrapper that scans and then calls
+// goja's: goja recognises a direct eval by the identity of its own
+// function, so every eval is an indirect eval, run in the global scope
+// rather than the caller's (a deliberate departure from the language;
+// scripts that need local variables in eval are not worth a fatal crash
+// path).
 //
 // # Regular expressions
 //
@@ -206,6 +214,24 @@
 // rethrows the pending interrupt instead of rerunning or throwing a
 // RangeError that a catch block could take.
 //
+// The time limit is per match, and goja runs every match of a global
+// match or replace in one native call: 400 matches of half a second each
+// ran a minute past a 2 s budget. So a global match or replace that goja
+// runs on regexp2 goes match by match through the watched exec (goja's
+// generic algorithm: about 1.3 to 2 times the cost of its fast path on
+// regexp2, measured on 2,000 matches in a 12 KB string), which after each
+// match looks for a pending interrupt (at most every 5 ms): the call ends
+// within one match of its deadline. Those calls, and a call goja runs on
+// RE2 over a string long enough for it, are also held to a match budget,
+// MaxAllocBytes / 256 matches (1,048,576 by default; counted first on RE2
+// in linear time for the latter), past which they throw
+// RangeError("RegExp.prototype[Symbol.replace]: more than 1048576
+// matches") before goja keeps an index or a result per match
+// ("x".repeat(1e8).replace(/x/g, "yy") took 3 GiB, then ran out). A split
+// on regexp2 is not made match by match (its sticky splitter tries every
+// position, each a confirmed no-match: far too slow): its matches are
+// bounded by the time limit each, not the call (see regexp_budget.go).
+//
 // # Allocation caps
 //
 // A single string, buffer or array made by one builtin call is capped at
@@ -220,11 +246,107 @@
 // length, an array or a typed array), the argument lists of
 // Function.prototype.apply, Reflect.apply and Reflect.construct (so
 // String.fromCharCode.apply(null, {length: 1e9}) is refused), and
-// JSON.stringify's result. The checks convert the arguments once, as the
-// builtin would, and pass the converted primitives on. Not capped here (the
-// memory limit's part): the + operator, replace/replaceAll results, spreads,
-// Array.from of a huge array-like, typed arrays built from iterables, and
-// growth by many small steps.
+// JSON.stringify's result. Also charged before the call (see the next
+// section): String.prototype.split by a string (32 bytes a piece),
+// replace and replaceAll by a string with a replacement string (the exact
+// result, $&, $` and $' included, counted on the UTF-8 form: exact for
+// ASCII, an upper bound otherwise), Array.from of a string (32 bytes a
+// code unit), an array or an array-like, Array.prototype.concat, map,
+// slice, splice, sort, toSorted, toReversed, toSpliced and with (16 bytes
+// an element of the length they allocate by), fill of an array-like (128
+// bytes a property), and Object.keys, values, entries,
+// getOwnPropertyNames, getOwnPropertyDescriptors, Reflect.ownKeys and
+// Object.assign of a typed array or String object (48, 32, 256, 48, 512,
+// 48 and 128 bytes a key: Object.keys(new Uint8Array(2**27)) made 5.6
+// GiB). A regular expression's match, replace and split are bounded by
+// their number of matches (see Regular expressions). The checks convert
+// the arguments once, as the builtin would, and pass the converted
+// primitives on (an array-like's length is read by the check and again by
+// the builtin: an accessor length runs twice). Not capped here (the memory
+// limit's part): the + operator, a replace with a replacement function
+// (each call is the script's, interruptible), spreads and Array.from of an
+// iterator (their steps look for interrupts, see Native loops), typed
+// arrays built from iterables, toUpperCase and normalize (at most three
+// times a string that exists), and growth by many small steps.
+//
+// # Native loops
+//
+// goja's Array.prototype methods walk indices in Go: indexOf, includes and
+// lastIndexOf from their fromIndex, reverse, copyWithin, every, some,
+// forEach, filter, reduce, reduceRight, find, findIndex, findLast,
+// findLastIndex, flat, flatMap, join, toLocaleString, shift, unshift, map,
+// sort, toSorted, toReversed, with, toSpliced, slice, splice and concat
+// visit every index of their range, present or not, at about 90
+// ns an index on goja's generic path, with no interrupt check (the methods
+// that call a function per element skip the holes without calling it).
+// On a sparse array of length 2^32-1 that is hours; sort also makes a
+// slice with the length as capacity (64 GiB). So each is checked first: a
+// walk over more indices than the array holds elements (its values, or the
+// items of a sparse array, read from goja's layout; none for an array-like,
+// a proxy or a typed array) by more than MaxHoleWalk (1,048,576, about a
+// tenth of a second) is refused, RangeError("Array.prototype.indexOf:
+// length 4294967295 has more than 1048576 holes"), and so is an allocation
+// by the length over the cap. The walk over elements an array holds is as
+// long as memory the script already has; the walk of fill and Array.from,
+// which make an element or property per index, is bounded by the
+// allocation cap (16,777,216 indices, about 1.5 s). at, push and pop do
+// not walk. Walking only the present keys instead would change goja's
+// order of reads through the prototype chain and getters; refusing keeps
+// each method goja's own. The same rule holds for the other builtins that
+// read an array index by index: a typed array made from an array or an
+// array-like (its constructors, %TypedArray%.from) or set from one
+// (%TypedArray%.prototype.set: new Uint8Array(a) of a sparse array of
+// length 2^24 took 78 s) and JSON.stringify of an array (9 s).
+//
+// Iterators stepped from Go (a spread, Array.from of an iterator, new
+// Set(iterable)): [...a] of a sparse array of length 2^25 ran 2 min 39 s
+// past an interrupt. The next methods of the builtin iterators look at the
+// clock every 1,024 steps and for a pending interrupt at most every 5 ms
+// (see iterate.go), so such a loop ends at its deadline or the memory
+// limit's interrupt.
+//
+// Not bounded here: %TypedArray%.prototype.sort of a large typed array
+// (n log n in Go: 5 s for 2^26 bytes), and a regular expression split that
+// goja runs on regexp2 (see Regular expressions). Programs are contained by
+// process isolation; a plugin call by its budget once the native call
+// returns.
+//
+// # BigInt
+//
+// goja computes BigInt operators in Go, in one instruction no interrupt
+// reaches and of any size: 1n << (1n << 40n) is one big.Int.Lsh of 128
+// GiB (a fatal out-of-memory), 3n ** BigInt(1e8) one Exp of 25 s, and
+// x *= x in a loop doubles the size each step until one step takes
+// minutes. Every loader (plugin modules, run_code programs) and the eval and
+// Function wrappers rewrite a ** b, a << b, a >> b and a * b, and their
+// compound assignments, in goja's syntax tree before it compiles
+// (jsrewrite.Operators) into calls of helpers Install defines on the
+// global object under names no script text can spell ("%dsh**"...),
+// non-writable and non-configurable. The helpers convert their operands as
+// the operators do (ToNumeric, left then right, after both are evaluated),
+// compute numbers exactly as goja does, and refuse a BigInt result over
+// MaxBigIntBits (1,048,576 bits) before computing it:
+// RangeError("BigInt: result larger than 1048576 bits"). An operator with
+// a literal operand (x << 5, 2 ** k, i * 4) cannot make a BigInt and is
+// left to goja, at no cost. Since the operators are calls, goja's compiler
+// no longer folds 3n ** 100000000n at load (28 s before); esbuild does
+// not fold it either. A shift by 2^64 bits or more is refused or gives 0
+// or -1 (goja cut the count to its low 64 bits).
+//
+// The builtins get the same cap: BigInt.asIntN and asUintN with more bits
+// than the cap return a value that fits as it is and refuse the rest (goja
+// made 2^bits first); BigInt of a string whose digits cannot fit the cap
+// is refused before math/big parses it (in time quadratic in its digits:
+// minutes for 10 million); BigInt.prototype.toString and toLocaleString
+// refuse a value over the cap (one can only come from a literal).
+// BigInt64Array and DataView hold 64-bit values.
+//
+// Not bounded here: + and - grow a value by one bit a step; comparisons and
+// == of a BigInt with a huge string parse the string (1n ==
+// "9".repeat(1e7)), as do the implicit conversions of strings in typed
+// array stores; a huge BigInt literal costs its parse when the source
+// loads. Programs are contained by process isolation; plugins by the
+// memory limit and the plugin size cap.
 //
 // # Cost
 //

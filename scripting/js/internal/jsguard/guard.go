@@ -89,6 +89,9 @@ type guard struct {
 	gopd            func(goja.FunctionCall) goja.Value
 	origHasInstance *goja.Object // Function.prototype[Symbol.hasInstance]
 	hasInstanceFn   goja.Value
+
+	nums       numberTypes   // goja's number types (see bigint.go)
+	origBigInt goja.Callable // the intrinsic BigInt
 }
 
 // Install replaces or wraps the builtins of a fresh runtime that can recurse
@@ -124,6 +127,9 @@ func install(vm *goja.Runtime, opts Options) (*guard, error) {
 	if err := g.wrapEval(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInstall, err)
 	}
+	if err := g.installOperators(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInstall, err)
+	}
 	return g, nil
 }
 
@@ -150,6 +156,11 @@ func (g *guard) wrapEval() error {
 			}
 			if guarded != src {
 				args = append([]goja.Value{g.vm.ToValue(guarded)}, args[1:]...)
+			}
+			if prog, ok := g.rewriteSource("<eval>", guarded); ok {
+				g.enter("eval")
+				defer g.leave()
+				return g.evalRewritten(prog)
 			}
 		}
 		g.enter("eval")

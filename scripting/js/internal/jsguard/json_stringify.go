@@ -208,6 +208,7 @@ func (s *stringifier) array(a *goja.Object) {
 	stepback := s.indent
 	s.indent += s.gap
 	n := toLength(a.Get("length"))
+	s.gd.checkHoles("JSON.stringify", a, n)
 	if n == 0 {
 		s.buf.WriteString("[]")
 		s.indent = stepback

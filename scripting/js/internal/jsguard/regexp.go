@@ -73,6 +73,14 @@ type regexpState struct {
 	// otherwise.
 	markFor   *goja.Object
 	markForIt bool
+
+	// budget is the match budget of the call running match by match, or
+	// nil; probed is when the watched exec or an iterator step last looked
+	// for an interrupt, steps the iterator steps since (see
+	// regexp_budget.go and iterate.go).
+	budget *matchBudget
+	probed time.Time
+	steps  uint32
 }
 
 // probeSrc is a function that does nothing: calling it from Go ends in
@@ -380,6 +388,7 @@ func (g *guard) watchedExec(c goja.FunctionCall) goja.Value {
 	start := g.lastIndexOf(re, info)
 	began := time.Now()
 	v := g.re.nativeExec(call)
+	g.afterMatch(!goja.IsNull(v))
 	if !goja.IsNull(v) || !(info.backtracking || start != 0) || start > int64(s.Length()) {
 		return v
 	}
@@ -492,6 +501,7 @@ func (g *guard) regexpMethod(name string, orig func(goja.FunctionCall) goja.Valu
 				return v, !splitFoundNothing(v, s)
 			}
 			if !info.backtracking && !g.findAllBacktracks(s, info.unicode) {
+				g.countMatches(name, info, s)
 				v, _ := run(false)
 				return v
 			}
@@ -500,7 +510,7 @@ func (g *guard) regexpMethod(name string, orig func(goja.FunctionCall) goja.Valu
 		marked := exec0 == g.re.exec
 		if marked && !g.plainMarked(re) {
 			// goja's generic algorithm, through the watched exec.
-			return orig(call)
+			return g.stepwise(name, func() goja.Value { return orig(call) })
 		}
 		// A fast path: on re itself, or on an unmarked clone of it; with
 		// mark, the generic algorithm on re, marked now if it was not, or
@@ -524,7 +534,13 @@ func (g *guard) regexpMethod(name string, orig func(goja.FunctionCall) goja.Valu
 			start = g.lastIndexOf(re, info)
 			onRegexp2 = onRegexp2 || start != 0
 		}
+		if g.goesStepwise(name, info, onRegexp2) {
+			return g.stepwise(name, func() goja.Value { return exec(true, call) })
+		}
 		if !onRegexp2 {
+			if info.global {
+				g.countMatches(name, info, s)
+			}
 			return exec(false, call)
 		}
 		search := info.global || name == "Symbol.search"

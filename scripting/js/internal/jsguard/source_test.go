@@ -12,7 +12,7 @@ func TestDeeplyNestedSourceIsRefusedBeforeParsing(t *testing.T) {
 		{"eval", `eval("x = " + "[".repeat(1000000) + "]".repeat(1000000))`},
 		{"indirect eval", `(0, eval)("x = " + "(".repeat(1000000) + "1" + ")".repeat(1000000))`},
 		{"new Function", `new Function("return " + "a=".repeat(1000000) + "1")`},
-		{"Function called", `Function("return " + "!".repeat(1000000) + "1")`},
+		{"Function called", `Function("return " + "~".repeat(1000000) + "1")`},
 		{"a generator function", `(function* () {}).constructor("yield " + "[".repeat(1000000))`},
 		{"an async function", `(async function () {}).constructor("await " + "(".repeat(1000000))`},
 	}

@@ -134,6 +134,12 @@ func (g *guard) wrapNative(orig *goja.Object, name string, f func(goja.FunctionC
 	if special := g.special(name, f); special != nil {
 		impl = special
 	}
+	if checked := g.nativeLoopCheck(name, impl); checked != nil {
+		impl = checked
+	}
+	if checked := g.bigintCheck(name, impl); checked != nil {
+		impl = checked
+	}
 	w := g.vm.ToValue(func(c goja.FunctionCall) goja.Value {
 		g.enter(name)
 		defer g.leave()
@@ -236,6 +242,14 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			if check != nil && strings.HasSuffix(name, "Function") {
 				args = check(args)
 			}
+			if name == "BigInt" {
+				args = g.bigintArgs(args)
+			}
+			if check != nil && strings.HasSuffix(name, "Function") {
+				if f, ok := g.rewrittenFunction(name, args, nil); ok {
+					return f
+				}
+			}
 			v, err := call(this, args...)
 			rethrow(err)
 			if o, ok := v.(*goja.Object); ok && name == "RegExp" {
@@ -258,6 +272,11 @@ func (g *guard) newCtorProxy(orig *goja.Object, name string) *goja.Object {
 			}
 			if name == "Proxy" && len(args) > 0 {
 				args[0] = g.execTarget(args[0])
+			}
+			if check != nil && strings.HasSuffix(name, "Function") {
+				if f, ok := g.rewrittenFunction(name, args, newTarget); ok {
+					return f
+				}
 			}
 			o, err := construct(newTarget, args...)
 			rethrow(err)

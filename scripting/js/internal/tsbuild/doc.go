@@ -12,6 +12,25 @@
 //     are host modules; relative paths resolve inside the scripts directory
 //     only, never through ".." or a symbolic link leading out of it.
 //   - [PluginFiles] lists the plugins of a scripts directory.
+//   - What esbuild and goja are given is bounded first: [CheckNesting]
+//     refuses, from the text alone, nesting and flat chains a parser or
+//     visitor recurses on once per link (else-if chains, call and member
+//     chains, binary and comma chains, statements without braces, …) and
+//     constructs esbuild takes quadratic time or worse on (functions,
+//     classes and blocks nested more than 250 deep, names that nested
+//     scopes share, runs of negations, folds of long runs of string
+//     literals), as a syntax error at its original position; the caller
+//     caps the file's size (4 MiB for plugin files and modules, see
+//     scripting.MaxSourceBytes). Within those bounds the costliest source
+//     of each construct transforms in about half a second at most, but
+//     esbuild's cost in the size stays: a 4 MiB file of 800,000 small
+//     functions takes it about 9 s of CPU. esbuild cannot be interrupted,
+//     so the JavaScript host runs a plugin's Transform on a goroutine its
+//     load deadline abandons (and the modules a top level requires on its
+//     loop, which the deadline abandons the same way); the transform
+//     finishes on its own. Concurrent Transforms of one input compile it
+//     once, so a retried load does not start a second esbuild run beside
+//     an abandoned one.
 //   - Regular expression literals: Transform refuses one that uses syntax
 //     goja accepts but runs wrong (named capture groups, Unicode property
 //     escapes, the flags d and v...; see jsregexp.Check) as a syntax error

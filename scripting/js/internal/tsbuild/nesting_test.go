@@ -10,17 +10,22 @@ func TestCheckNesting(t *testing.T) {
 	deep := func(open, close string, n int) string {
 		return strings.Repeat(open, n) + "1" + strings.Repeat(close, n)
 	}
-	refused := []struct{ name, src string }{
-		{"a million nested arrays", "x = " + deep("[", "]", 1000000)},
-		{"a million nested parentheses", "x = " + deep("(", ")", 1000000)},
-		{"an assignment chain", strings.Repeat("a=", 1000000) + "1"},
-		{"an assignment chain over lines", strings.Repeat("a=\n", 1000000) + "1"},
-		{"a run of negations", "x = " + strings.Repeat("!", 1000000) + "1"},
-		{"a chain of conditionals", "x = " + strings.Repeat("a?1:", 1000000) + "1"},
-		{"nested functions", strings.Repeat("function f(){", 1000000) + strings.Repeat("}", 1000000)},
-		{"nested template substitutions", "x = " + strings.Repeat("`${", 100000) + "1" + strings.Repeat("}`", 100000)},
-		{"closing brackets hidden in regexps", "x = " + strings.Repeat("(/)/", 20000)},
-		{"TypeScript generics", "let x: " + strings.Repeat("A<", 100000) + "B" + strings.Repeat(">", 100000)},
+	const (
+		levels = "the source nests more than 10000 levels deep"
+		scopes = "the source nests more than 250 functions, classes or blocks"
+		nots   = "the source chains more than 1000 negations"
+	)
+	refused := []struct{ name, src, msg string }{
+		{"a million nested arrays", "x = " + deep("[", "]", 1000000), levels},
+		{"a million nested parentheses", "x = " + deep("(", ")", 1000000), levels},
+		{"an assignment chain", strings.Repeat("a=", 1000000) + "1", levels},
+		{"an assignment chain over lines", strings.Repeat("a=\n", 1000000) + "1", levels},
+		{"a run of negations", "x = " + strings.Repeat("!", 1000000) + "1", nots},
+		{"a chain of conditionals", "x = " + strings.Repeat("a?1:", 1000000) + "1", levels},
+		{"nested functions", strings.Repeat("function(){", 1000000) + strings.Repeat("}", 1000000), scopes},
+		{"nested template substitutions", "x = " + strings.Repeat("`${", 100000) + "1" + strings.Repeat("}`", 100000), levels},
+		{"closing brackets hidden in regexps", "x = " + strings.Repeat("(/)/", 20000), levels},
+		{"TypeScript generics", "let x: " + strings.Repeat("A<", 100000) + "B" + strings.Repeat(">", 100000), levels},
 	}
 	for _, c := range refused {
 		t.Run(c.name+" is refused", func(t *testing.T) {
@@ -29,8 +34,8 @@ func TestCheckNesting(t *testing.T) {
 			if !errors.As(err, &ne) {
 				t.Fatalf("got %v, want a *NestingError", err)
 			}
-			if !strings.HasSuffix(err.Error(), "the source nests more than 10000 levels deep") {
-				t.Errorf("message %q", err)
+			if !strings.HasSuffix(err.Error(), ": "+c.msg) {
+				t.Errorf("message %q, want %q", err, c.msg)
 			}
 		})
 	}
@@ -38,7 +43,7 @@ func TestCheckNesting(t *testing.T) {
 		{"ordinary code", "const { tools } = require('dsh');\nfunction f(a, b) { return a ? b : -a; }\nlet s = `a ${f(1, [2, {x: 3}])} b`;\n"},
 		{"brackets inside strings, comments, templates and regexps", strings.Repeat(`"((((" '[[[' /* {{{{ */ // ((((`+"\n`(((( ${1} ((((`; /\\(+[(]/.test(s);\n", 5000)},
 		{"20,000 statements without semicolons", strings.Repeat("a = b + -c\n", 2000)},
-		{"a long comma-separated minified line", strings.Repeat("a=!b,c=d?e:f,", 100000)},
+		{"a long minified array", "x=[" + strings.Repeat("a=!b,c=d?e:f,", 100000) + "]"},
 		{"nesting just under the limit", "x = " + deep("[", "]", 9999)},
 	}
 	for _, c := range accepted {

@@ -193,6 +193,12 @@ func leadingInt(s string) (int, int) {
 
 // compile runs esbuild and builds the Output.
 func compile(p string, src []byte) (*Output, error) {
+	// Before any esbuild run, the ES module probe of isESM included: a
+	// chain or nesting esbuild recurses on would overflow the Go stack.
+	if err := CheckNesting(src, 0); err != nil {
+		ne := err.(*NestingError) // CheckNesting's only error
+		return nil, &Diagnostic{File: p, Line: ne.Line, Col: ne.Column, Message: ne.message()}
+	}
 	var loader api.Loader
 	strict := false
 	switch path.Ext(strings.ReplaceAll(p, `\`, "/")) {
@@ -205,10 +211,6 @@ func compile(p string, src []byte) (*Output, error) {
 		strict = isESM(p, src)
 	default:
 		return nil, &Diagnostic{File: p, Message: "cannot transform: not a .ts, .js or .mjs file"}
-	}
-	if err := CheckNesting(src, 0); err != nil {
-		ne := err.(*NestingError) // CheckNesting's only error
-		return nil, &Diagnostic{File: p, Line: ne.Line, Col: ne.Column, Message: ne.message()}
 	}
 	opts := options(p, loader)
 	if strict {
@@ -429,6 +431,19 @@ type cache struct {
 	max   int
 	ll    *list.List // of *entry, most recently used first
 	items map[[sha256.Size]byte]*list.Element
+	// running holds the transforms under way: a miss on an input being
+	// compiled waits for that compile rather than starting another, so a
+	// load abandoned at its deadline and retried (a reload, dsh watch)
+	// does not run esbuild on the same input twice at once.
+	running map[[sha256.Size]byte]*running
+	compile func(path string, src []byte) (*Output, error)
+}
+
+// running is a compile under way; done closes when out and err are set.
+type running struct {
+	done chan struct{}
+	out  *Output
+	err  error
 }
 
 type entry struct {
@@ -438,7 +453,8 @@ type entry struct {
 }
 
 func newCache(max int) *cache {
-	return &cache{max: max, ll: list.New(), items: make(map[[sha256.Size]byte]*list.Element)}
+	return &cache{max: max, ll: list.New(), items: make(map[[sha256.Size]byte]*list.Element),
+		running: make(map[[sha256.Size]byte]*running), compile: compile}
 }
 
 func cacheKey(path string, src []byte) [sha256.Size]byte {
@@ -452,8 +468,8 @@ func cacheKey(path string, src []byte) [sha256.Size]byte {
 }
 
 // transform returns the cached result for (path, src), compiling it on a
-// miss. Concurrent misses on the same input may both compile; the first to
-// finish is kept and returned to both.
+// miss. Concurrent misses on the same input compile once: the later ones
+// wait for the first.
 func (c *cache) transform(path string, src []byte) (*Output, error) {
 	k := cacheKey(path, src)
 	c.mu.Lock()
@@ -463,20 +479,25 @@ func (c *cache) transform(path string, src []byte) (*Output, error) {
 		c.mu.Unlock()
 		return e.out, e.err
 	}
+	if r, ok := c.running[k]; ok {
+		c.mu.Unlock()
+		<-r.done
+		return r.out, r.err
+	}
+	r := &running{done: make(chan struct{})}
+	c.running[k] = r
 	c.mu.Unlock()
 
 	// esbuild keeps no reference to its input; the Output keeps src, so copy
 	// it: the caller may reuse its buffer.
 	src = bytes.Clone(src)
-	out, err := compile(path, src)
+	r.out, r.err = c.compile(path, src)
+	out, err := r.out, r.err
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok {
-		c.ll.MoveToFront(el)
-		e := el.Value.(*entry)
-		return e.out, e.err
-	}
+	delete(c.running, k)
+	close(r.done)
 	c.items[k] = c.ll.PushFront(&entry{key: k, out: out, err: err})
 	for c.ll.Len() > c.max {
 		last := c.ll.Back()

@@ -8,7 +8,11 @@
 //     and print (the host defines its own print). load and loadstring take
 //     text only, capped in size and syntax depth (see [Load]); require only
 //     loads host modules ("dsh", "dsh.*", from Options.Modules) and Lua
-//     files inside the scripts directory, once per state. setmetatable takes
+//     files inside the scripts directory, once per state: regular files
+//     only, opened without blocking (a FIFO fails at once, "cannot load
+//     module 'x': x.lua is not a regular file", instead of holding a thread
+//     in open(2) until a writer comes). It is the only function that opens
+//     a file a script names. setmetatable takes
 //     tables only (gopher-lua's would replace the metatable shared by all
 //     strings or numbers of the state); collectgarbage does nothing (it would
 //     run a process-wide Go collection). pcall and xpcall cannot swallow an
@@ -19,7 +23,11 @@
 //   - string, without string.dump. string.find, match, gmatch and gsub run
 //     on the sandbox's own matcher (a port of Lua 5.1's, bounded and
 //     interruptible); string.rep, string.format and string.gsub cap their
-//     results. getmetatable("") returns "protected", and the string
+//     results. string.format takes Lua 5.1's options only (c d i o x X e E
+//     f g G q s; %u, which Go's fmt cannot print, is refused) and checks
+//     its arguments as Lua does (a number or numeric string for a numeric
+//     option, none missing), so that Go's own forms ("%!d(MISSING)", a
+//     table's Go struct) never come out. getmetatable("") returns "protected", and the string
 //     metatable belongs to this state alone (gopher-lua keeps one per
 //     state), so no plugin can change another's strings.
 //   - math, with math.huge infinite as in Lua and math.random on a

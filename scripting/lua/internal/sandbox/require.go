@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -107,14 +108,17 @@ func modulePath(name string) (string, bool) {
 }
 
 // readModule reads path inside the scripts directory through os.Root, which
-// refuses to leave it by ".." or a symbolic link, and caps the size.
+// refuses to leave it by ".." or a symbolic link, and caps the size. It
+// opens without blocking (a FIFO would block open(2) until a writer came,
+// holding the thread) and reads regular files only: a directory is not
+// found, a FIFO, socket or device is refused.
 func (b *box) readModule(path string) (string, error) {
 	root, err := os.OpenRoot(b.opts.Root)
 	if err != nil {
 		return "", err
 	}
 	defer root.Close()
-	f, err := root.Open(path)
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -123,8 +127,11 @@ func (b *box) readModule(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !fi.Mode().IsRegular() {
+	switch {
+	case fi.IsDir():
 		return "", fs.ErrNotExist
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("%s is not a regular file", path)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, int64(b.opts.MaxChunkBytes)+1))
 	if err != nil {

@@ -82,6 +82,7 @@ func (b *box) strFormat(format lua.LGFunction) lua.LGFunction {
 				L.RaiseError("invalid option '%%%s' to 'format'", spec)
 			}
 			arg++
+			checkFormatArg(L, arg, f[i])
 			bound += max(float64(width), argBound(L.Get(arg), f[i], prec))
 		}
 		if bound > float64(b.opts.MaxStringBytes) {
