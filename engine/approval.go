@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dsh-go/dsh/dsl"
 )
@@ -25,6 +27,18 @@ type ApprovalRequest struct {
 	CallID        string
 	Reason        string // the ask's reason; "" when it gave none
 	DisplayReason string
+}
+
+// ApprovalTimeoutError is what an approval service returns when nobody
+// answered its question within Timeout (the user walked away, the client
+// never replies). It is not a failure of the service: the engine denies the
+// call, saying how long it waited.
+type ApprovalTimeoutError struct {
+	Timeout time.Duration
+}
+
+func (e *ApprovalTimeoutError) Error() string {
+	return fmt.Sprintf("approval timed out after %s", e.Timeout)
 }
 
 // ApprovalService answers ask decisions: a terminal prompt, an MCP
@@ -56,6 +70,10 @@ func (s *Service) approve(ctx context.Context, exec *Execution, ask PreDecision)
 	}
 	req := ApprovalRequest{Agent: exec.agent, ToolName: name, CallID: exec.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason}
 	outcome, err := callApproval(ctx, s.approval, req)
+	var timeout *ApprovalTimeoutError
+	if errors.As(err, &timeout) {
+		return Deny(fmt.Sprintf("approval for tool %q timed out after %s", name, timeout.Timeout)), false, nil
+	}
 	if err != nil {
 		return PreDecision{}, false, err
 	}

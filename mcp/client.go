@@ -147,28 +147,57 @@ type Client struct {
 // the servers not reached, which are retried in the background. Close the
 // client to disconnect and unregister the tools.
 func Connect(ctx context.Context, svc *engine.Service, specs []ServerSpec, opts Options) (*Client, []Diagnostic) {
-	root, cancel := context.WithCancel(context.Background())
-	c := &Client{svc: svc, opts: opts, logger: opts.Logger, cancel: cancel}
-	if c.logger == nil {
-		c.logger = slog.New(slog.DiscardHandler)
-	}
 	first := make([]chan []Diagnostic, len(specs))
-	for i, spec := range specs {
-		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), stderr: &tail{}}
-		s.state.Store(&connState{reason: "not connected yet"})
-		c.servers = append(c.servers, s)
+	for i := range first {
 		first[i] = make(chan []Diagnostic, 1)
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			s.run(root, ctx, first[i])
-		}()
 	}
+	c := start(ctx, svc, specs, opts, func(i int, diags []Diagnostic) { first[i] <- diags })
 	var diags []Diagnostic
 	for _, ch := range first {
 		diags = append(diags, <-ch...)
 	}
 	return c, diags
+}
+
+// Start imports servers into svc without waiting for them: it returns at
+// once, and each server connects in the background, registers its tools
+// when it is reached (one swap, as under Connect, so whoever follows the
+// engine's tool changes hears of them) and reconnects as under Connect.
+// Its first attempt is bounded by Options.ConnectTimeout and by Close.
+//
+// report, when not nil, is called once per server, from the server's own
+// goroutine, as soon as its first attempt ends: with the diagnostics
+// Connect would have returned for it (the tools not registered, or the
+// server not reached, which is then retried). It is not called for an
+// attempt that Close interrupted. Close the client to disconnect and
+// unregister the tools.
+func Start(svc *engine.Service, specs []ServerSpec, opts Options, report func(server string, diags []Diagnostic)) *Client {
+	return start(context.Background(), svc, specs, opts, func(i int, diags []Diagnostic) {
+		if report != nil {
+			report(specs[i].Name, diags)
+		}
+	})
+}
+
+// start starts one goroutine per server; first hears each server's first
+// attempt (by its index in specs), which ctx bounds too.
+func start(ctx context.Context, svc *engine.Service, specs []ServerSpec, opts Options, first func(i int, diags []Diagnostic)) *Client {
+	root, cancel := context.WithCancel(context.Background())
+	c := &Client{svc: svc, opts: opts, logger: opts.Logger, cancel: cancel}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	for i, spec := range specs {
+		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), stderr: &tail{}}
+		s.state.Store(&connState{reason: "not connected yet"})
+		c.servers = append(c.servers, s)
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			s.run(root, ctx, func(diags []Diagnostic) { first(i, diags) })
+		}()
+	}
+	return c
 }
 
 // Close disconnects every server (a stdio server is asked to exit, then
@@ -211,8 +240,9 @@ type connState struct {
 }
 
 // run connects, serves and reconnects until root is done. The first
-// attempt's diagnostics go to first; start bounds that attempt too.
-func (s *server) run(root, start context.Context, first chan<- []Diagnostic) {
+// attempt's diagnostics go to first (unless root ended that attempt: the
+// client is closing); start bounds that attempt too.
+func (s *server) run(root, start context.Context, first func([]Diagnostic)) {
 	lo, hi := s.c.opts.backoff()
 	delay := lo
 	for {
@@ -228,14 +258,16 @@ func (s *server) run(root, start context.Context, first chan<- []Diagnostic) {
 			reason := s.reason(err)
 			s.state.Store(&connState{reason: reason})
 			if first != nil {
-				first <- append(diags, Diagnostic{Server: s.spec.Name, Reason: "cannot connect: " + reason})
+				if root.Err() == nil {
+					first(append(diags, Diagnostic{Server: s.spec.Name, Reason: "cannot connect: " + reason}))
+				}
 				first = nil
 			} else if root.Err() == nil {
 				s.c.logger.Warn("MCP server not connected, retrying", "server", s.spec.Name, "reason", reason, "retry-in", delay)
 			}
 		} else {
 			if first != nil {
-				first <- diags
+				first(diags)
 				first = nil
 			} else {
 				s.c.logger.Info("MCP server reconnected", "server", s.spec.Name)
@@ -465,6 +497,7 @@ func (s *server) definition(t *sdk.Tool) (*engine.Definition, error) {
 		Description: t.Description,
 		Parameters:  in.Raw(),
 		Output:      engine.Output{Schema: out, Render: render},
+		Timeout:     s.spec.callTimeout(),
 		Execute: func(ctx context.Context, args any, _ *engine.Run) (any, error) {
 			if vs := in.ValidateArgs(args); vs != nil {
 				return nil, &engine.ArgsError{Violations: vs}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
@@ -30,6 +32,22 @@ type ServerSpec struct {
 	// Headers are sent with every request to URL (an Authorization
 	// header, say).
 	Headers map[string]string
+	// Timeout bounds each call of the server's tools: it is the tools'
+	// engine timeout (engine.Definition.Timeout), which the engine's
+	// timeout policy enforces (DefaultCallTimeout when 0).
+	Timeout time.Duration
+}
+
+// DefaultCallTimeout is the timeout of an imported tool whose server sets
+// none: an imported call that never answers fails after it.
+const DefaultCallTimeout = 10 * time.Minute
+
+// callTimeout is the timeout of the server's tools.
+func (s ServerSpec) callTimeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultCallTimeout
 }
 
 // DefaultEnv names the variables a stdio server inherits from dsh's
@@ -183,8 +201,10 @@ func LoadConfig(path string) ([]ServerSpec, error) {
 // Other top-level keys are ignored, so a whole Claude config file can be
 // given. In a server, "type" is "stdio" (the default with a command) or
 // "http" (the default with a url), and "headers" go with every request to
-// the url; any other key is an error, so that settings dsh does not honour
-// (SSE, cwd) are never dropped silently. Values are taken literally: ${VAR} is not expanded.
+// the url; "timeout" bounds each call of its tools, in milliseconds (see
+// [ServerSpec].Timeout); any other key is an error, so that settings dsh
+// does not honour (SSE, cwd) are never dropped silently. Values are taken
+// literally: ${VAR} is not expanded.
 func ParseConfig(data []byte) ([]ServerSpec, error) {
 	v, err := dsl.Unmarshal(data)
 	if err != nil {
@@ -261,8 +281,10 @@ func configEntry(name string, v any) (ServerSpec, error) {
 					}
 				}
 			}
+		case "timeout":
+			spec.Timeout, err = configTimeout(x)
 		default:
-			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url and headers)", k)
+			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url, headers and timeout)", k)
 		}
 		if err != nil {
 			return ServerSpec{}, err
@@ -293,6 +315,20 @@ func configEntry(name string, v any) (ServerSpec, error) {
 	}
 	return spec, nil
 }
+
+// configTimeout reads a server's "timeout": milliseconds, as Claude Code
+// counts its MCP timeouts, positive and at most a year (whole or not).
+func configTimeout(x any) (time.Duration, error) {
+	ms, ok := x.(float64)
+	if !ok || math.IsNaN(ms) || ms <= 0 || ms > float64(maxTimeout/time.Millisecond) {
+		return 0, errors.New(`"timeout" must be a positive number of milliseconds, at most a year`)
+	}
+	return max(time.Duration(ms*float64(time.Millisecond)), time.Nanosecond), nil
+}
+
+// maxTimeout bounds a configured timeout: a year is "never" in practice,
+// and stays far from time.Duration's overflow.
+const maxTimeout = 365 * 24 * time.Hour
 
 // stringMap reads the member key, x, as an object of strings.
 func stringMap(key string, x any) (map[string]string, error) {

@@ -10,8 +10,15 @@
 // its tool's questions (engine.Elicit) become elicitation requests, its
 // progress reports (engine.ReportProgress) progress notifications, and the
 // log lines made under its context ([LogHandler]) log notifications, all
-// sent before the result. The tool list follows the engine's changes
-// (notifications/tools/list_changed).
+// sent before the result. Each question (an approval, a tool's
+// elicitation) waits for its answer at most ServerOptions.ApprovalTimeout,
+// on every protocol version, then is withdrawn: the approval denies the
+// call (engine.ApprovalTimeoutError), the elicitation answers "cancel". A
+// call also ends, cancelled, when its request is cancelled, its session
+// closes (on stdio the client's end of the stream; over HTTP a DELETE,
+// which cancels the session's calls before the SDK closes it, as that
+// waits on them), the server's context ends, or [Server.Close]. The tool
+// list follows the engine's changes (notifications/tools/list_changed).
 //
 // Importing: [Connect] starts or dials MCP servers ([ServerSpec], parsed
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
@@ -25,6 +32,11 @@
 // diagnostic shows its name quoted and cut to 64 bytes, and the server's
 // reason on one line with control characters escaped. A server that
 // goes away is reconnected with backoff; its calls fail clearly meanwhile.
+// [Connect] returns once every server's first attempt ended (each bounded
+// by Options.ConnectTimeout, 60 s by default); [Start] returns at once and
+// reports each first attempt as it ends, so a server in front of the
+// imports (dsh serve) answers its clients without waiting for them, and a
+// server's tools reach its clients with list_changed when it connects.
 // A stdio server is dsh's own child (started through internal/reaper's
 // record), in a process group of its own, and dies with dsh on Linux (a
 // parent-death signal); when its connection closes (a reconnect, the

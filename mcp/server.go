@@ -29,9 +29,10 @@ import (
 // put it in, so it joins run_code's description.
 const sdkSectionID = "tools:sdk"
 
-// DefaultApprovalTimeout is how long a call that asked for approval waits
-// for a client on protocol 2026-07-28 or later to answer the input request
-// (by retrying tools/call) before the ask counts as cancelled.
+// DefaultApprovalTimeout is how long a question of a served call (an
+// approval, or a tool's own elicitation) waits for the client's answer, on
+// every protocol version, before it ends unanswered: the approval denies
+// the call (engine.ApprovalTimeoutError), the elicitation answers "cancel".
 const DefaultApprovalTimeout = 10 * time.Minute
 
 // multiRoundTripVersion is the first protocol version where a server asks
@@ -51,8 +52,10 @@ type ServerOptions struct {
 	Logger *slog.Logger
 	// Log receives the calls' durable session events, when set.
 	Log engine.EventLog
-	// ApprovalTimeout bounds the wait for a multi-round-trip client's
-	// answer to an approval request (default [DefaultApprovalTimeout]).
+	// ApprovalTimeout bounds the wait for the client's answer to each
+	// question of a call, an approval or a tool's elicitation, whether it
+	// goes as an elicitation request or as an input request of a
+	// multi-round-trip result (default [DefaultApprovalTimeout]).
 	ApprovalTimeout time.Duration
 }
 
@@ -75,13 +78,16 @@ type Server struct {
 
 	mu     sync.Mutex
 	parked map[string]*callState // multi-round-trip calls awaiting an answer, by requestState
-	closed bool                  // Close was called: no new parked calls
+	closed bool                  // Close was called, or NewServer's ctx ended: no new calls
 	calls  sync.WaitGroup        // the goroutines of multi-round-trip calls
-	cancel map[*callState]func() // cancels each running multi-round-trip call
+	cancel map[*callState]func() // cancels each running call
+	unhook func() bool           // stops cancelling the calls when NewServer's ctx ends
 }
 
 // NewServer returns a server for svc's tools as opts.Agent sees them, with
-// the tool list taken once (see [Server.Sync]).
+// the tool list taken once (see [Server.Sync]). When ctx ends (dsh serve
+// is interrupted), the running calls are cancelled, so that closing the
+// sessions does not wait on them; the server serves until [Server.Close].
 func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*Server, error) {
 	if opts.Name == "" {
 		opts.Name = "dsh"
@@ -112,10 +118,12 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 			Logging: &sdk.LoggingCapabilities{},
 		},
 	})
+	s.server.AddReceivingMiddleware(checkSetLevel)
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
 	}
 	s.watch = s.startWatch(ctx)
+	s.unhook = context.AfterFunc(ctx, s.stopCalls)
 	return s, nil
 }
 
@@ -133,14 +141,20 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // the goroutines of multi-round-trip calls to end. A call in a tool body
 // ends when its body does.
 func (s *Server) Close() {
+	s.unhook()
 	s.watch.stop()
+	s.stopCalls()
+	s.calls.Wait()
+}
+
+// stopCalls cancels every running call and refuses new ones.
+func (s *Server) stopCalls() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
 	for _, cancel := range s.cancel {
 		cancel()
 	}
-	s.mu.Unlock()
-	s.calls.Wait()
 }
 
 // Sync makes the tool list what the agent's executor describes now, with
@@ -263,11 +277,26 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Cal
 	if state := req.Params.RequestState; state != "" {
 		return s.resume(ctx, state, req.Params.InputResponses)
 	}
-	st := &callState{session: req.Session}
+	st := &callState{session: req.Session, timeout: s.opts.ApprovalTimeout}
 	if !multiRoundTrip(req.Session) {
+		// The call runs on the request, and ends with it; it is cancelled
+		// too when its session is deleted, or by Close.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return errorResult("the server is shutting down"), nil
+		}
+		s.cancel[st] = cancel
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			delete(s.cancel, st)
+			s.mu.Unlock()
+		}()
 		return s.run(context.WithValue(ctx, stateKey{}, st), req), nil
 	}
-	st.timeout = s.opts.ApprovalTimeout
 	st.events = make(chan question)
 	st.answers = make(chan *sdk.ElicitResult, 1)
 	st.done = make(chan *sdk.CallToolResult, 1)

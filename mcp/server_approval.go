@@ -25,10 +25,10 @@ type stateKey struct{}
 // a multi-round-trip client the channels its parked questions go through.
 type callState struct {
 	session *sdk.ServerSession
+	timeout time.Duration // how long each question waits for its answer
 
 	// Multi-round-trip calls only (events is nil otherwise).
 	server  *Server
-	timeout time.Duration
 	mu      sync.Mutex               // one question at a time
 	key     atomic.Pointer[string]   // the id of the question asked last
 	events  chan question            // a parked question, to the waiting request
@@ -47,6 +47,24 @@ type question struct {
 
 // errAbandoned is a parked question nobody answered in time.
 var errAbandoned = errors.New("the client did not answer the input request in time")
+
+// question puts q to the client, as an elicitation request or, for a
+// multi-round-trip call, as inputRequests[key], and waits for the answer
+// at most st.timeout: past it, the question is withdrawn (the request is
+// cancelled) and the error is errAbandoned. When ctx ends first (the
+// request was cancelled, the session closed), the error is ctx's.
+func (st *callState) question(ctx context.Context, key string, q *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	if st.events != nil {
+		return st.ask(ctx, key, q)
+	}
+	qctx, cancel := context.WithTimeoutCause(ctx, st.timeout, errAbandoned)
+	defer cancel()
+	res, err := st.session.Elicit(qctx, q)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errAbandoned) {
+		return nil, errAbandoned
+	}
+	return res, err
+}
 
 // ask puts q to the client of a multi-round-trip call, as inputRequests[key],
 // and waits for the retry that answers it.
@@ -98,9 +116,13 @@ func (st *callState) unpark(token string) bool {
 // of a call a [Server] runs becomes an elicitation request to its client
 // ("Allow <tool> once?"). Accept is allowed-once (unless the form's
 // "approve" is false), decline is a rejection, cancel is a cancelled
-// approval, and a client without the elicitation capability, or one that
-// fails to answer, leaves it unavailable: every one but accept denies the
-// call. Calls that did not come over MCP go to fallback (nil: unavailable).
+// approval, and a client without the elicitation capability, or one whose
+// answer is an error, leaves it unavailable; a client that does not answer
+// within the server's ApprovalTimeout has the question withdrawn, and the
+// call is denied as timed out ([engine.ApprovalTimeoutError]). Every one
+// but accept denies the call; a call whose request is cancelled, or whose
+// session closes, while it waits is cancelled. Calls that did not come
+// over MCP go to fallback (nil: unavailable).
 func Approval(fallback engine.ApprovalService) engine.ApprovalService {
 	return engine.ApprovalFunc(func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalOutcome, error) {
 		st, _ := ctx.Value(stateKey{}).(*callState)
@@ -114,20 +136,12 @@ func Approval(fallback engine.ApprovalService) engine.ApprovalService {
 			return engine.Unavailable, nil
 		}
 		q := form(req)
-		var (
-			res *sdk.ElicitResult
-			err error
-		)
-		if st.events != nil {
-			res, err = st.ask(ctx, approvalKey, q)
-		} else {
-			res, err = st.session.Elicit(ctx, q)
-		}
+		res, err := st.question(ctx, approvalKey, q)
 		switch {
 		case ctx.Err() != nil:
 			return engine.Cancelled, nil
 		case errors.Is(err, errAbandoned):
-			return engine.Cancelled, nil
+			return "", &engine.ApprovalTimeoutError{Timeout: st.timeout}
 		case err != nil:
 			return engine.Unavailable, nil
 		}

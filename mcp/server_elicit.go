@@ -21,7 +21,8 @@ const elicitKey = "elicitation"
 // asked as approvals are (a request of the server's own, or an input
 // request in the result for a multi-round-trip client). A client without
 // the elicitation capability cannot be asked ([engine.ErrNoElicitation]);
-// one that does not answer in time answers "cancel".
+// one that does not answer within the server's ApprovalTimeout, on any
+// protocol version, has the question withdrawn and answers "cancel".
 func elicit(ctx context.Context, e engine.Elicitation) (engine.ElicitResult, error) {
 	st, _ := ctx.Value(stateKey{}).(*callState)
 	if st == nil || !canElicit(st.session) {
@@ -36,12 +37,7 @@ func elicit(ctx context.Context, e engine.Elicitation) (engine.ElicitResult, err
 		return engine.ElicitResult{}, fmt.Errorf("the form's schema: %w", err)
 	}
 	q := &sdk.ElicitParams{Mode: "form", Message: e.Message, RequestedSchema: json.RawMessage(text)}
-	var res *sdk.ElicitResult
-	if st.events != nil {
-		res, err = st.ask(ctx, elicitKey, q)
-	} else {
-		res, err = st.session.Elicit(ctx, q)
-	}
+	res, err := st.question(ctx, elicitKey, q)
 	switch {
 	case ctx.Err() != nil:
 		return engine.ElicitResult{}, ctx.Err()

@@ -15,6 +15,12 @@ import (
 // answer as {action, content} JSON, or fails with the error.
 func askServer(t *testing.T) *fixture {
 	t.Helper()
+	return serveEngine(t, askEngine(t))
+}
+
+// askEngine is an engine with askServer's tool.
+func askEngine(t *testing.T) *engine.Service {
+	t.Helper()
 	svc := engine.New()
 	schema, err := dsl.Unmarshal([]byte(`{"type":"object","properties":{"name":{"type":"string","default":"Ada"}},"required":["name"]}`))
 	if err != nil {
@@ -37,7 +43,7 @@ func askServer(t *testing.T) *fixture {
 	if _, err := svc.Global().Register(def); err != nil {
 		t.Fatal(err)
 	}
-	return serveEngine(t, svc)
+	return svc
 }
 
 func TestAToolAsksItsClient(t *testing.T) {

@@ -15,14 +15,16 @@ import (
 // HTTPOptions configures [Server.HTTPHandler].
 type HTTPOptions struct {
 	// Token, when set, is the bearer token every request must carry
-	// ("Authorization: Bearer <token>"); others get 401.
+	// ("Authorization: Bearer <token>", the scheme in any case); others
+	// get 401.
 	Token string
 	// AllowedHosts are the host names (without port) a request's Host may
 	// name besides the loopback ones (localhost, 127.0.0.1, ::1); "*"
-	// allows any. An Origin whose host is one of them is allowed too.
+	// allows any. An Origin whose host is one of them by name is allowed
+	// too; "*" opens the Host check only, never the Origin check.
 	AllowedHosts []string
 	// AllowedOrigins are origins ("https://app.example") allowed besides
-	// loopback ones and those of AllowedHosts.
+	// loopback ones and those of AllowedHosts' names.
 	AllowedOrigins []string
 	// MaxRequestBytes caps a request body (413 past it); zero is
 	// sdk.DefaultMaxRequestBodyBytes (4 MiB).
@@ -46,8 +48,12 @@ const (
 // HTTPHandler returns the streamable HTTP handler of the server, behind
 // checks against DNS rebinding and cross-site requests: a Host that is not
 // loopback or allowed is refused with 403, and so is an Origin header that
-// is neither; then a missing or wrong bearer token gets 401 with a
-// WWW-Authenticate challenge, and a body longer than the cap 413.
+// is neither (a request without Origin, from a client that is not a
+// browser, passes); then a missing or wrong bearer token gets 401 with a
+// WWW-Authenticate challenge, and a body longer than the cap 413. A POST
+// without an Mcp-Session-Id header that is a request other than
+// initialize (or ping) gets 400 with a JSON-RPC error -32600 (see
+// [CodeNoSession]).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	max := opts.MaxRequestBytes
 	if max <= 0 {
@@ -74,7 +80,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		sopts.EventStore = store
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, sopts)
-	return &guard{next: h, opts: opts, max: max}
+	return &guard{next: s.endingSessions(h), opts: opts, max: max}
 }
 
 // guard is the checks in front of the SDK's handler.
@@ -94,7 +100,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.opts.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.Token)) != 1 {
 			challenge := `Bearer realm="dsh"`
 			if ok {
@@ -109,7 +115,21 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
 		return
 	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && !g.sessionless(w, r) {
+		return
+	}
 	g.next.ServeHTTP(w, r)
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 9110 §11.1), and whether it
+// is one.
+func bearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
 }
 
 // hostAllowed reports whether a Host (or Origin) host name is loopback or
@@ -122,7 +142,11 @@ func (g *guard) hostAllowed(host string) bool {
 		slices.ContainsFunc(g.opts.AllowedHosts, func(h string) bool { return strings.EqualFold(h, host) })
 }
 
-// originAllowed reports whether an Origin header is allowed.
+// originAllowed reports whether an Origin header is allowed: listed in
+// AllowedOrigins, or naming a loopback host or one AllowedHosts names. The
+// wildcard "*" of AllowedHosts, which a server bound to every interface
+// needs for its Host check, does not count: a page from any site would
+// otherwise reach the server through the browser of a user on it.
 func (g *guard) originAllowed(origin string) bool {
 	if slices.Contains(g.opts.AllowedOrigins, origin) {
 		return true
@@ -131,7 +155,9 @@ func (g *guard) originAllowed(origin string) bool {
 	if err != nil || u.Host == "" {
 		return false
 	}
-	return g.hostAllowed(u.Hostname())
+	host := u.Hostname()
+	return isLoopback(host) ||
+		slices.ContainsFunc(g.opts.AllowedHosts, func(h string) bool { return h != "*" && strings.EqualFold(h, host) })
 }
 
 // hostname is a Host header without its port and brackets.

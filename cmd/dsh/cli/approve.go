@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/internal/display"
@@ -15,15 +16,15 @@ import (
 // approvalService returns the service --approve mode mounts, or nil for
 // none. Every mode says on stderr what was asked and how it was answered:
 // the prompt asks "Allow <tool> once? [y/N]", allow and deny report their
-// answer.
-func approvalService(mode string, answers *lineReader, stderr io.Writer) engine.ApprovalService {
+// answer. The prompt waits for an answer at most timeout (--approval-timeout).
+func approvalService(mode string, answers *lineReader, timeout time.Duration, stderr io.Writer) engine.ApprovalService {
 	switch mode {
 	case approveAllow:
 		return fixedApproval{outcome: engine.AllowedOnce, answer: "allowed once (--approve allow)", stderr: stderr}
 	case approveDeny:
 		return fixedApproval{outcome: engine.Rejected, answer: "rejected (--approve deny)", stderr: stderr}
 	case approvePrompt:
-		return &promptApproval{answers: answers, stderr: stderr}
+		return &promptApproval{answers: answers, timeout: timeout, stderr: stderr}
 	}
 	return nil
 }
@@ -58,11 +59,12 @@ func (a fixedApproval) Approve(_ context.Context, req engine.ApprovalRequest) (e
 
 // promptApproval asks on the terminal (--approve prompt): "y" or "yes"
 // allows the call once, any other answer rejects it, the end of the input
-// means nobody answers (unavailable), and an interrupt while it waits
-// cancels the approval.
+// means nobody answers (unavailable), no answer within timeout denies the
+// call as timed out, and an interrupt while it waits cancels the approval.
 type promptApproval struct {
 	mu      sync.Mutex // one question at a time
 	answers *lineReader
+	timeout time.Duration
 	stderr  io.Writer
 }
 
@@ -70,11 +72,16 @@ func (a *promptApproval) Approve(ctx context.Context, req engine.ApprovalRequest
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	fmt.Fprintf(a.stderr, "%s\nAllow %s once? [y/N] ", askLine(req), req.ToolName)
-	line, err := a.answers.readLine(ctx)
+	wait, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	line, err := a.answers.readLine(wait)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(a.stderr)
 		return engine.Cancelled, nil
+	case wait.Err() != nil:
+		fmt.Fprintf(a.stderr, "\n  → no answer within %s (--approval-timeout)\n", a.timeout)
+		return "", &engine.ApprovalTimeoutError{Timeout: a.timeout}
 	case err != nil:
 		fmt.Fprintln(a.stderr)
 		return engine.Unavailable, nil

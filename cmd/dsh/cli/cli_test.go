@@ -25,6 +25,12 @@ func TestVersionOf(t *testing.T) {
 		{&debug.BuildInfo{}, true, "(devel)"},
 		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, true, "(devel)"},
 		{&debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, true, "v0.3.1"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "3a0d5a9650f6c479a1ea168b42254aeeea0441e3"}, {Key: "vcs.time", Value: "2026-12-06T09:19:28Z"},
+		}}, true, "v0.0.0-20261206091928-3a0d5a9650f6"},
+		{&debug.BuildInfo{Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "3a0d5a9650f6c479a1ea168b42254aeeea0441e3"}, {Key: "vcs.modified", Value: "true"},
+		}}, true, "v0.0.0-3a0d5a9650f6+dirty"},
 	} {
 		if got := versionOf(tc.info, tc.ok); got != tc.want {
 			t.Errorf("versionOf(%+v, %v) = %q, want %q", tc.info, tc.ok, got, tc.want)
@@ -45,7 +51,7 @@ func TestVersionJSON(t *testing.T) {
 			`{"version":"v0.3.1","go":"go1.26.0","os":"` + runtime.GOOS + `","arch":"` + runtime.GOARCH + `"}`},
 		{"a build from a checkout names its commit, in a fixed order", &debug.BuildInfo{GoVersion: runtime.Version(), Settings: []debug.BuildSetting{
 			{Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.revision", Value: "0123abc"}, {Key: "GOOS", Value: "plan9"},
-		}}, true, `{"version":"(devel)",` + platform + `,"revision":"0123abc","revisionTime":"2026-01-02T03:04:05Z","modified":true}`},
+		}}, true, `{"version":"v0.0.0-20260102030405-0123abc+dirty",` + platform + `,"revision":"0123abc","revisionTime":"2026-01-02T03:04:05Z","modified":true}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := dsl.Marshal(versionJSON(tc.info, tc.ok))

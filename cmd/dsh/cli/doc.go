@@ -38,7 +38,9 @@
 //     batches, one per run of calls of the same agent.
 //   - --approve prompt asks on standard error and reads standard input;
 //     with the calls file on standard input, the default mode is none and
-//     prompt is a usage error.
+//     prompt is a usage error. Every question waits at most
+//     --approval-timeout (10m): the prompt's, and dsh serve's questions to
+//     its MCP clients; an approval not answered in time denies the call.
 //   - Line-oriented input is read a line at a time, each line bounded
 //     (boundedLines): a longer line is read through without being held,
 //     reported and skipped, and the next line is read. dsh watch's calls

@@ -14,11 +14,17 @@ import (
 // line over 64 MiB ended dsh watch's session and made dsh replay refuse a
 // whole log.)
 type boundedLines struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
-	n   int // the number of the line last read, from 1
+	r    *bufio.Reader
+	max  int
+	buf  []byte
+	head []byte // the first bytes of a line over max, kept as it is dropped
+	n    int    // the number of the line last read, from 1
 }
+
+// longLineHead is how many bytes of a line over the bound are kept, for a
+// reader that wants to name the line (by the id of the JSON-RPC request it
+// begins, say).
+const longLineHead = 4 << 10
 
 // newBoundedLines returns a boundedLines reading r's lines of at most max bytes.
 func newBoundedLines(r io.Reader, max int) *boundedLines {
@@ -31,6 +37,7 @@ type longLineError struct {
 	Line  int // its number, from 1
 	Bytes int // its length, its newline excluded
 	Max   int
+	Head  []byte // its first bytes, at most longLineHead: valid until the next line is read
 }
 
 func (e *longLineError) Error() string {
@@ -42,6 +49,7 @@ func (e *longLineError) Error() string {
 // the input, or the input's error.
 func (l *boundedLines) next() ([]byte, error) {
 	l.buf = l.buf[:0]
+	l.head = l.head[:0]
 	size := 0 // the line's bytes read so far, newline included
 	for {
 		frag, err := l.r.ReadSlice('\n')
@@ -49,7 +57,10 @@ func (l *boundedLines) next() ([]byte, error) {
 		if size <= l.max+1 {
 			l.buf = l.grow(len(frag))
 			l.buf = append(l.buf, frag...)
-		} else {
+		} else if len(l.buf) > 0 || size == len(frag) {
+			// The line just went over the bound: keep its head only.
+			l.head = append(l.head, l.buf[:min(len(l.buf), longLineHead)]...)
+			l.head = append(l.head, frag[:min(len(frag), longLineHead-len(l.head))]...)
 			l.buf = l.buf[:0]
 		}
 		switch err {
@@ -69,7 +80,7 @@ func (l *boundedLines) next() ([]byte, error) {
 			n-- // the newline
 		}
 		if n > l.max {
-			return nil, &longLineError{Line: l.n, Bytes: n, Max: l.max}
+			return nil, &longLineError{Line: l.n, Bytes: n, Max: l.max, Head: l.head}
 		}
 		return bytes.TrimSuffix(l.buf, []byte("\n")), nil
 	}

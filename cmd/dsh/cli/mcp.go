@@ -81,8 +81,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	s.mcp = client
 	unreached := map[string]bool{}
 	for _, d := range diags {
-		path := "mcp:" + d.Server
-		s.diags = append(s.diags, diagnostic{path: path, d: &scripting.Diagnostic{File: path, Message: d.Error(), Err: d}})
+		s.diags = append(s.diags, mcpDiagnostic(d))
 		if !d.IsTool() {
 			unreached[d.Server] = true
 		}
@@ -93,6 +92,41 @@ func (s *session) connectMCP(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startMCP imports the MCP servers of the flags without waiting for them,
+// for serve: the server answers its clients at once, and each import
+// registers its tools when it connects, which the served tool list follows
+// (notifications/tools/list_changed). The diagnostics of each server's
+// first attempt are printed on standard error as it ends, as connectMCP's
+// are by printDiagnostics; later ones are logged, as under connectMCP.
+// s.imported stays empty: what a server registers is known only later.
+func (s *session) startMCP() error {
+	specs, err := s.opts.mcpSpecs()
+	if err != nil || len(specs) == 0 {
+		return err
+	}
+	var stderr io.Writer
+	if s.opts.verbose {
+		stderr = s.opts.stderr
+	}
+	w := s.opts.stderr
+	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr}, func(_ string, diags []mcp.Diagnostic) {
+		var b strings.Builder
+		for _, d := range diags {
+			b.WriteString(mcpDiagnostic(d).String() + "\n")
+		}
+		if b.Len() > 0 {
+			_, _ = io.WriteString(w, b.String()) // one write: the lines stay together
+		}
+	})
+	return nil
+}
+
+// mcpDiagnostic is d as a session diagnostic, named "mcp:SERVER".
+func mcpDiagnostic(d mcp.Diagnostic) diagnostic {
+	path := "mcp:" + d.Server
+	return diagnostic{path: path, d: &scripting.Diagnostic{File: path, Message: d.Error(), Err: d}}
 }
 
 // importedServer is an MCP server the session reached, with the tools its

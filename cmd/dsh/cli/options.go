@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,10 @@ const defaultScripts = "scripts"
 // defaultMaxParallel is the native executor's cap on bodies in flight.
 const defaultMaxParallel = 10
 
+// defaultApprovalTimeout is --approval-timeout's default: how long a
+// question (an approval, a tool's elicitation) waits for its answer.
+const defaultApprovalTimeout = 10 * time.Minute
+
 // defaultMemoryLimit is --memory-limit's default, in MiB.
 const defaultMemoryLimit = 1024
 
@@ -39,21 +44,22 @@ type options struct {
 	// (serve sends the calls' log lines to their MCP clients).
 	logHandler func(slog.Handler) slog.Handler
 
-	scripts     []string
-	workspace   string
-	logFile     string
-	json        bool
-	approve     string
-	agent       string
-	noAgent     bool
-	agentParent []string
-	maxParallel int
-	verbose     bool
-	httpAllow   []string
-	memoryLimit int // MiB; 0 turns the guard off
-	ptc         ptcFlags
-	mcp         []string // --mcp NAME=COMMAND ARGS... | NAME=URL
-	mcpConfig   string   // --mcp-config FILE
+	scripts         []string
+	workspace       string
+	logFile         string
+	json            bool
+	approve         string
+	approvalTimeout time.Duration
+	agent           string
+	noAgent         bool
+	agentParent     []string
+	maxParallel     int
+	verbose         bool
+	httpAllow       []string
+	memoryLimit     int // MiB; 0 turns the guard off
+	ptc             ptcFlags
+	mcp             []string // --mcp NAME=COMMAND ARGS... | NAME=URL
+	mcpConfig       string   // --mcp-config FILE
 
 	// approval, when set, is mounted instead of --approve's service
 	// (dsh serve's MCP elicitation).
@@ -72,6 +78,7 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	f.StringVar(&o.logFile, "log", "", "append the durable session events to `FILE` as JSONL")
 	f.BoolVar(&o.json, "json", false, "machine output: print JSON instead of text")
 	f.StringVar(&o.approve, "approve", "", "how an ask decision is answered: `MODE` is prompt, allow, deny or none\n(default prompt when standard input is a terminal, else none)")
+	f.DurationVar(&o.approvalTimeout, "approval-timeout", defaultApprovalTimeout, "how long a question (an approval, a tool's elicitation) waits for its answer:\npast `DURATION`, an approval denies the call and an elicitation answers cancel")
 	f.StringVar(&o.agent, "agent", "main", "the agent `ID` the calls run as")
 	f.BoolVar(&o.noAgent, "no-agent", false, "run the calls without an agent")
 	f.StringArrayVar(&o.agentParent, "agent-parent", nil, "declare an agent's parent, `CHILD=PARENT` (repeatable): the scope chain")
@@ -85,7 +92,7 @@ func (o *options) addGlobalFlags(root *cobra.Command) {
 	setKind(f, kindOutput, "json")
 	setKind(f, kindPlugins, "scripts", "workspace", "http-allow", "memory-limit", "mcp", "mcp-config", "verbose")
 	setKind(f, kindAgent, "agent", "no-agent", "agent-parent")
-	setKind(f, kindCalls, "log", "approve", "max-parallel")
+	setKind(f, kindCalls, "log", "approve", "approval-timeout", "max-parallel")
 }
 
 // check validates the flag values that cobra cannot: a problem is a usage
@@ -95,6 +102,9 @@ func (o *options) check() error {
 	case "", approvePrompt, approveAllow, approveDeny, approveNone:
 	default:
 		return fmt.Errorf("--approve %s: the mode must be prompt, allow, deny or none", o.approve)
+	}
+	if o.approvalTimeout <= 0 {
+		return fmt.Errorf("--approval-timeout %s: must be a positive duration (such as 30s or 10m)", o.approvalTimeout)
 	}
 	if o.memoryLimit < 0 {
 		return fmt.Errorf("--memory-limit %d: the limit must be a number of MiB, or 0 to turn it off", o.memoryLimit)

@@ -327,7 +327,7 @@ func TestPromptApproval(t *testing.T) {
 			var stderr strings.Builder
 			answers := newLineReader(strings.NewReader(tc.input))
 			defer answers.close()
-			a := approvalService(approvePrompt, answers, &stderr)
+			a := approvalService(approvePrompt, answers, defaultApprovalTimeout, &stderr)
 			got, err := a.Approve(context.Background(), req)
 			if err != nil || got != tc.want {
 				t.Errorf("Approve = %q, %v; want %q", got, err, tc.want)
@@ -342,7 +342,7 @@ func TestPromptApproval(t *testing.T) {
 func TestPromptApprovalLaterQuestionsSeeTheEnd(t *testing.T) {
 	answers := newLineReader(strings.NewReader("y\n"))
 	defer answers.close()
-	a := approvalService(approvePrompt, answers, io.Discard)
+	a := approvalService(approvePrompt, answers, defaultApprovalTimeout, io.Discard)
 	for i, want := range []engine.ApprovalOutcome{engine.AllowedOnce, engine.Unavailable, engine.Unavailable} {
 		got, _ := a.Approve(context.Background(), engine.ApprovalRequest{ToolName: "t"})
 		if got != want {
@@ -356,7 +356,7 @@ func TestPromptApprovalIsCancelledWithItsCall(t *testing.T) {
 	defer w.Close()
 	answers := newLineReader(r)
 	defer answers.close()
-	a := approvalService(approvePrompt, answers, io.Discard)
+	a := approvalService(approvePrompt, answers, defaultApprovalTimeout, io.Discard)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(10 * time.Millisecond)
@@ -372,7 +372,7 @@ func TestPromptApprovalIsCancelledWithItsCall(t *testing.T) {
 func TestFixedApprovals(t *testing.T) {
 	for mode, want := range map[string]engine.ApprovalOutcome{approveAllow: engine.AllowedOnce, approveDeny: engine.Rejected} {
 		var stderr strings.Builder
-		got, err := approvalService(mode, nil, &stderr).Approve(context.Background(), engine.ApprovalRequest{ToolName: "t", CallID: "c1"})
+		got, err := approvalService(mode, nil, defaultApprovalTimeout, &stderr).Approve(context.Background(), engine.ApprovalRequest{ToolName: "t", CallID: "c1"})
 		if err != nil || got != want {
 			t.Errorf("--approve %s: %q, %v; want %q", mode, got, err, want)
 		}
@@ -380,7 +380,7 @@ func TestFixedApprovals(t *testing.T) {
 			t.Errorf("--approve %s says %q", mode, stderr.String())
 		}
 	}
-	if approvalService(approveNone, nil, io.Discard) != nil {
+	if approvalService(approveNone, nil, defaultApprovalTimeout, io.Discard) != nil {
 		t.Error("--approve none mounts a service")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,9 +44,12 @@ prompt, the default here): accepting allows the call once, declining or
 cancelling denies it, and so does a client without elicitation. --approve
 allow, deny and none answer every ask as elsewhere.
 
-Over HTTP, requests whose Host or Origin is not loopback (or the address's
-own host) are refused (403), and with --token-file every request must carry
-"Authorization: Bearer <token>" (401 otherwise).
+Over HTTP, requests whose Host is not loopback (or the address's own host;
+any name on 0.0.0.0 or ::) are refused (403), and so are those whose Origin
+is neither loopback nor the address's own host, whatever the address (a
+request without Origin passes); with --token-file every request must carry
+"Authorization: Bearer <token>", the scheme in any case (401 otherwise). On
+0.0.0.0 (or ::) the URL printed is http://127.0.0.1:PORT/mcp (or [::1]).
 
 Plugins are loaded once, or, with --watch, reloaded as their files change,
 as "dsh watch" does: each load, reload, unload and diagnostic is printed on
@@ -53,6 +57,11 @@ standard error, a version that fails to load leaves the old one serving,
 and a change to the tool list reaches the connected clients as
 notifications/tools/list_changed (so does a change in an imported --mcp
 server's tools). Diagnostics go to standard error.
+
+The --mcp and --mcp-config servers connect in the background: clients are
+answered at once with the plugins' tools, and each server's tools join
+the list (announced as above) when it connects or reconnects; a server
+not reached is reported on standard error and retried.
 
 Serve runs until the client closes standard input (stdio), or until it is
 interrupted: on SIGINT it stops quietly with status 130, on SIGTERM with
@@ -150,20 +159,24 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 			return err
 		}
 		defer stopWatch()
-		if err := s.connectMCP(ctx); err != nil {
-			return err
-		}
-	} else if _, err := s.loadAll(ctx); err != nil {
+	} else if _, err := s.loadPlugins(ctx); err != nil {
 		return err
 	}
 	s.printDiagnostics(o.stderr)
 	srv, err := mcp.NewServer(ctx, s.svc, mcp.ServerOptions{
 		Agent: s.agent, Name: "dsh", Version: mainVersion(), Logger: s.logger, Log: log,
+		ApprovalTimeout: o.approvalTimeout,
 	})
 	if err != nil {
 		return userErrorf("%v", err)
 	}
 	defer srv.Close()
+	// The imports connect in the background, once the server follows the
+	// engine's tools: a client is answered at once, and an import's tools
+	// arrive with notifications/tools/list_changed when it connects.
+	if err := s.startMCP(); err != nil {
+		return err
+	}
 
 	if httpAddr == "" {
 		return serveStdio(ctx, o, srv)
@@ -203,23 +216,44 @@ func clientGone(err error) bool {
 }
 
 // stdio is the transport on the command's standard streams. A line of
-// standard input over the SDK's frame bound is skipped with a warning
-// rather than ending the session (see stdioLines).
+// standard input the SDK would end the session on (over its frame bound,
+// not JSON, too deep, a batch, not JSON-RPC 2.0) is answered with a
+// JSON-RPC error and a warning, and the session goes on (see stdioLines);
+// so is a request reusing an id in flight (see stdioConn). The SDK and
+// those answers share one locked writer, and each writes a message in one
+// Write, so two messages never interleave.
 func stdio(o *options) sdk.Transport {
 	var src io.Reader = io.NopCloser(o.stdin)
 	if o.stdin == os.Stdin {
 		src = os.Stdin // closed with the session, as the SDK's StdioTransport does
 	}
-	in := newStdioLines(src, func(err *longLineError) {
-		fmt.Fprintf(o.stderr, "dsh: serving MCP on stdio: standard input line %d: %v\n", err.Line, err)
+	out := &lockedWriter{w: o.stdout}
+	in := newStdioLines(src, out, func(line int, msg string) {
+		fmt.Fprintf(o.stderr, "dsh: serving MCP on stdio: standard input line %d: %s: answered with an error\n", line, msg)
 	})
-	return &sdk.IOTransport{Reader: in, Writer: nopCloser{o.stdout}}
+	return &stdioTransport{in: in, out: nopCloser{out}}
 }
 
 // nopCloser is a writer whose Close does nothing.
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// endpointURL is the URL of the endpoint that a user can open, for a
+// server listening on addr after being asked for host: on a wildcard
+// address (every interface), which no client can connect to, it names
+// the loopback address of the family asked for (127.0.0.1 for 0.0.0.0,
+// [::1] for ::).
+func endpointURL(host string, addr *net.TCPAddr) string {
+	ip := addr.IP
+	if ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+		if h := net.ParseIP(host); h != nil && h.To4() == nil {
+			ip = net.IPv6loopback
+		}
+	}
+	return "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(addr.Port)) + "/mcp"
+}
 
 // serveHTTP serves srv on addr until ctx is cancelled, after printing its
 // URL on stderr.
@@ -229,10 +263,13 @@ func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token str
 		return userErrorf("--http %s: %v", addr, err)
 	}
 	opts := mcp.HTTPOptions{Token: token}
+	requested, _, _ := net.SplitHostPort(addr)
 	if h := ln.Addr().(*net.TCPAddr).IP; !h.IsLoopback() {
-		host, _, _ := net.SplitHostPort(addr)
+		host := requested
 		if h.IsUnspecified() {
-			host = "*" // every interface: any name may reach it
+			// Every interface: any name may reach it (Host), but browser
+			// Origins stay loopback ones (see mcp.HTTPOptions).
+			host = "*"
 		}
 		opts.AllowedHosts = []string{host}
 		if token == "" {
@@ -242,7 +279,7 @@ func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token str
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler(opts))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(o.stderr, "dsh: serving MCP at http://%s/mcp\n", ln.Addr())
+	fmt.Fprintf(o.stderr, "dsh: serving MCP at %s\n", endpointURL(requested, ln.Addr().(*net.TCPAddr)))
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {

@@ -91,7 +91,7 @@ func newSession(o *options) (*session, error) {
 	s.answers = newLineReader(o.stdin)
 	a := o.approval // serve's elicitation, when it replaces the prompt
 	if a == nil {
-		a = approvalService(o.approveMode(), s.answers, o.stderr)
+		a = approvalService(o.approveMode(), s.answers, o.approvalTimeout, o.stderr)
 	}
 	if a != nil {
 		engineOpts = append(engineOpts, engine.WithApproval(a))
@@ -183,6 +183,15 @@ type loadedPlugin struct {
 // events heard while its commit ran).
 // Then it imports the MCP servers of --mcp and --mcp-config (connectMCP).
 func (s *session) loadAll(ctx context.Context) ([]loadedPlugin, error) {
+	loaded, err := s.loadPlugins(ctx)
+	if err != nil {
+		return loaded, err
+	}
+	return loaded, s.connectMCP(ctx)
+}
+
+// loadPlugins is loadAll without the MCP servers.
+func (s *session) loadPlugins(ctx context.Context) ([]loadedPlugin, error) {
 	dirs, err := s.opts.scriptDirs()
 	if err != nil {
 		return nil, err
@@ -215,7 +224,7 @@ func (s *session) loadAll(ctx context.Context) ([]loadedPlugin, error) {
 			loaded = append(loaded, loadedPlugin{path: path, plugin: p, changes: pending})
 		}
 	}
-	return loaded, s.connectMCP(ctx)
+	return loaded, nil
 }
 
 // printDiagnostics writes every diagnostic, one "file:line:col: message"

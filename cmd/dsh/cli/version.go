@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,13 +43,37 @@ func mainVersion() string {
 	return versionOf(info, ok)
 }
 
-// versionOf returns info's main module version, or "(devel)" when there is
-// no build information or it records no version (as in test binaries).
+// versionOf returns info's main module version: the release's, or the
+// pseudo-version Go stamps from the commit. When the build records none
+// ("(devel)") but records its commit, it is made from the commit as Go
+// does: "v0.0.0-<commit time>-<12 hex digits of the revision>", with
+// "+dirty" for a modified tree. Without either, as in test binaries and
+// builds with -buildvcs=false, it is "(devel)". dsh serve reports the
+// same version to clients (serverInfo.version).
 func versionOf(info *debug.BuildInfo, ok bool) string {
-	if !ok || info == nil || info.Main.Version == "" {
+	if !ok || info == nil {
 		return "(devel)"
 	}
-	return info.Main.Version
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	rev := settings["vcs.revision"]
+	if rev == "" {
+		return "(devel)"
+	}
+	v := "v0.0.0-"
+	if t, err := time.Parse(time.RFC3339, settings["vcs.time"]); err == nil {
+		v += t.UTC().Format("20060102150405") + "-"
+	}
+	v += rev[:min(len(rev), 12)]
+	if settings["vcs.modified"] == "true" {
+		v += "+dirty"
+	}
+	return v
 }
 
 // versionJSON is version's --json form: {"version", "go", "os", "arch"},
