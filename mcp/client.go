@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,6 +53,11 @@ type Options struct {
 	// starts at MinBackoff and doubles after each failed attempt up to
 	// MaxBackoff (DefaultMinBackoff and DefaultMaxBackoff when 0).
 	MinBackoff, MaxBackoff time.Duration
+	// MaxPendingRequests caps the requests (roots, sampling, elicitation)
+	// one server may have in flight to dsh; past it a request is answered
+	// at once with a [CodeTooManyRequests] error
+	// (DefaultMaxPendingRequests when 0).
+	MaxPendingRequests int
 }
 
 func (o *Options) connectTimeout() time.Duration {
@@ -83,11 +87,16 @@ type Diagnostic struct {
 	// Unnamed is set for a tool the server listed with an empty name (and
 	// Tool is empty): the diagnostic is about a tool, not the server.
 	Unnamed bool
+	// Capped is set when the server listed more tools than its cap
+	// (ServerSpec.MaxTools; Tool is empty): the server is reached, and the
+	// tools past the cap are not imported.
+	Capped bool
 }
 
-// IsTool reports whether d is about one of the server's tools rather than
-// the server (which then could not be reached or listed).
-func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed }
+// IsTool reports whether d is about the server's tools (one of them, or
+// those past its cap) rather than the server (which then could not be
+// reached or listed).
+func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed || d.Capped }
 
 // Error renders `tool "NAME": REASON`, or the reason alone for the server,
 // on one line: the server chose the tool's name and much of the reason, so
@@ -95,7 +104,7 @@ func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed }
 // characters are escaped and its length bounded (display.Line).
 func (d Diagnostic) Error() string {
 	reason := display.Line(d.Reason, display.MaxText)
-	if !d.IsTool() {
+	if d.Tool == "" && !d.Unnamed {
 		return reason
 	}
 	return "tool " + display.Quote(d.Tool) + ": " + reason
@@ -228,6 +237,7 @@ type server struct {
 	relist chan struct{} // a tools/list_changed to act on
 	stderr *tail
 	scope  *engine.Scope // its registrations; only run (then Close) touches it
+	tasks  *taskWatch    // the current connection's tools requiring tasks; only run touches it
 
 	seq      atomic.Int64 // progress tokens: dsh-1, dsh-2…
 	progress sync.Map     // a progress token → the context of the call that sent it
@@ -308,6 +318,8 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 	if err != nil {
 		return nil, nil, err
 	}
+	s.tasks = newTaskWatch()
+	t = watchTasks(t, s.tasks)
 	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version()}, &sdk.ClientOptions{
 		Logger: s.c.opts.Logger,
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
@@ -318,6 +330,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 		},
 		ProgressNotificationHandler: s.relayProgress,
 	})
+	t = s.boundRequests(client, t)
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, nil, err
@@ -424,28 +437,24 @@ func (s *server) reason(err error) string {
 // sync lists the server's tools and registers them in one swap, replacing
 // what the previous listing registered.
 func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnostic, error) {
-	var tools []*sdk.Tool
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("listing the tools: %w", err)
-		}
-		tools = append(tools, t)
+	tools, listed, err := s.listTools(ctx, sess)
+	if err != nil {
+		return nil, err
 	}
-	var diags []Diagnostic
 	type named struct {
 		tool string
 		def  *engine.Definition
 	}
 	var defs []named
-	for _, t := range tools {
-		// A tool whose name, alone or prefixed, is outside the tool-name
-		// rule is skipped with a diagnostic (a mapped name could collide
-		// with another tool's and would not be the server's).
-		if err := cmp.Or(engine.CheckToolName(t.Name), engine.CheckToolName(ToolName(s.spec.Name, t.Name))); err != nil {
-			diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: t.Name, Reason: "not imported: " + err.Error(), Unnamed: t.Name == ""})
+	// Each tool gets its served name (ToolName); the empty name and the
+	// names that collide once mapped are diagnostics, not tools.
+	names, diags := servedNames(s.spec.Name, tools)
+	diags = append(listed, diags...)
+	for i, t := range tools {
+		if names[i] == "" {
 			continue
 		}
-		def, err := s.definition(t)
+		def, err := s.definition(t, names[i])
 		if err != nil {
 			diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: t.Name, Reason: err.Error()})
 			continue
@@ -453,7 +462,7 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 		defs = append(defs, named{t.Name, def})
 	}
 	var next *engine.Scope
-	_, err := s.c.svc.Swap(func() error {
+	_, err = s.c.svc.Swap(func() error {
 		if s.scope != nil {
 			s.scope.Dispose()
 		}
@@ -472,8 +481,9 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 	return diags, nil
 }
 
-// definition is the engine tool of an MCP tool, or why there is none.
-func (s *server) definition(t *sdk.Tool) (*engine.Definition, error) {
+// definition is the engine tool of an MCP tool, registered as name and
+// calling the server's tool by its own name, or why there is none.
+func (s *server) definition(t *sdk.Tool, name string) (*engine.Definition, error) {
 	params, err := schemaValue(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
@@ -493,7 +503,7 @@ func (s *server) definition(t *sdk.Tool) (*engine.Definition, error) {
 	}
 	tool := t.Name
 	def := &engine.Definition{
-		Name:        ToolName(s.spec.Name, tool),
+		Name:        name,
 		Description: t.Description,
 		Parameters:  in.Raw(),
 		Output:      engine.Output{Schema: out, Render: render},

@@ -36,6 +36,10 @@ type ServerSpec struct {
 	// engine timeout (engine.Definition.Timeout), which the engine's
 	// timeout policy enforces (DefaultCallTimeout when 0).
 	Timeout time.Duration
+	// MaxTools is the most tools imported from the server
+	// (DefaultMaxTools when 0): a listing past it stops there, and a
+	// Diagnostic says the rest are not imported.
+	MaxTools int
 }
 
 // DefaultCallTimeout is the timeout of an imported tool whose server sets
@@ -63,10 +67,6 @@ const Separator = "__"
 // MaxServerName is the longest server name: its prefix leaves room for a
 // one-character tool within the 64 characters of a tool name.
 const MaxServerName = engine.MaxToolName - len(Separator) - 1
-
-// ToolName is the engine name of server's tool: server + "__" + tool. It
-// is registered only if it follows the tool-name rule ([engine.CheckToolName]).
-func ToolName(server, tool string) string { return server + Separator + tool }
 
 // CheckName reports whether name can prefix tool names: 1 to 61 ASCII
 // letters, digits, '_' or '-', without "__" and not ending with '_', so
@@ -202,7 +202,8 @@ func LoadConfig(path string) ([]ServerSpec, error) {
 // given. In a server, "type" is "stdio" (the default with a command) or
 // "http" (the default with a url), and "headers" go with every request to
 // the url; "timeout" bounds each call of its tools, in milliseconds (see
-// [ServerSpec].Timeout); any other key is an error, so that settings dsh
+// [ServerSpec].Timeout); "maxTools" caps the tools imported from it (see
+// [ServerSpec].MaxTools); any other key is an error, so that settings dsh
 // does not honour (SSE, cwd) are never dropped silently. Values are taken
 // literally: ${VAR} is not expanded.
 func ParseConfig(data []byte) ([]ServerSpec, error) {
@@ -283,8 +284,10 @@ func configEntry(name string, v any) (ServerSpec, error) {
 			}
 		case "timeout":
 			spec.Timeout, err = configTimeout(x)
+		case "maxTools":
+			spec.MaxTools, err = configMaxTools(x)
 		default:
-			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url, headers and timeout)", k)
+			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url, headers, timeout and maxTools)", k)
 		}
 		if err != nil {
 			return ServerSpec{}, err
@@ -324,6 +327,16 @@ func configTimeout(x any) (time.Duration, error) {
 		return 0, errors.New(`"timeout" must be a positive number of milliseconds, at most a year`)
 	}
 	return max(time.Duration(ms*float64(time.Millisecond)), time.Nanosecond), nil
+}
+
+// configMaxTools reads a server's "maxTools": a whole number of tools,
+// positive and at most maxMaxTools.
+func configMaxTools(x any) (int, error) {
+	n, ok := x.(float64)
+	if !ok || n != math.Trunc(n) || n < 1 || n > maxMaxTools {
+		return 0, fmt.Errorf(`"maxTools" must be a whole number from 1 to %d`, maxMaxTools)
+	}
+	return int(n), nil
 }
 
 // maxTimeout bounds a configured timeout: a year is "never" in practice,

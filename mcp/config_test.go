@@ -88,7 +88,7 @@ func TestParseConfig(t *testing.T) {
 		{"command must be a string", `{"mcpServers":{"a":{"command":1}}}`, nil, `server "a": "command" must be a string`},
 		{"args must be strings", `{"mcpServers":{"a":{"command":"x","args":["y",2]}}}`, nil, `server "a": "args" must be an array of strings`},
 		{"env must hold strings", `{"mcpServers":{"a":{"command":"x","env":{"K":1}}}}`, nil, `server "a": "env" must be an object of strings`},
-		{"an unknown key is refused", `{"mcpServers":{"a":{"url":"http://h/mcp","cwd":"/"}}}`, nil, `server "a": unsupported key "cwd" (dsh reads type, command, args, env, url, headers and timeout)`},
+		{"an unknown key is refused", `{"mcpServers":{"a":{"url":"http://h/mcp","cwd":"/"}}}`, nil, `server "a": unsupported key "cwd" (dsh reads type, command, args, env, url, headers, timeout and maxTools)`},
 		{"a timeout is milliseconds", `{"mcpServers":{"a":{"command":"x","timeout":1500},"b":{"url":"http://h/mcp","timeout":0.5}}}`,
 			[]mcp.ServerSpec{{Name: "a", Command: "x", Timeout: 1500 * time.Millisecond}, {Name: "b", URL: "http://h/mcp", Timeout: 500 * time.Microsecond}}, ""},
 		{"a timeout of zero is refused", `{"mcpServers":{"a":{"command":"x","timeout":0}}}`, nil, `server "a": "timeout" must be a positive number of milliseconds, at most a year`},

@@ -24,13 +24,17 @@
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
 // Claude-style mcpServers file by [LoadConfig]) and registers each server's
 // tools as engine tools named "NAME__tool" ([ToolName]), in one swap per
-// listing, so that policies gate them and run_code programs call them. A
-// tool whose schema leaves dsh's enforced subset, or whose prefixed name
-// breaks the tool-name rule (^[a-zA-Z0-9_-]{1,64}$: a dot, a space, a
-// non-ASCII letter, a control character, more than 64 bytes), is a
-// [Diagnostic], not a tool: such a tool is skipped, never renamed, and the
-// diagnostic shows its name quoted and cut to 64 bytes, and the server's
-// reason on one line with control characters escaped. A server that
+// listing, so that policies gate them and run_code programs call them.
+// Every served name keeps the tool-name rule (^[a-zA-Z0-9_-]{1,64}$):
+// [ToolName] maps each other character of the tool's name to '_' and
+// shortens a name over 64 bytes with a stable hash suffix; a call reaches
+// the server under the tool's own name. A tool whose schema leaves dsh's
+// enforced subset, whose name is empty, or whose mapped name collides with
+// another tool's (see [ToolName]; the outcome does not depend on the
+// listing's order) is a [Diagnostic], not a tool: the diagnostic shows its
+// name quoted and cut to 64 bytes, and the reason on one line with control
+// characters escaped. Mapping costs one pass over at most 65 bytes of the
+// name and one SHA-256 of it. A server that
 // goes away is reconnected with backoff; its calls fail clearly meanwhile.
 // [Connect] returns once every server's first attempt ended (each bounded
 // by Options.ConnectTimeout, 60 s by default); [Start] returns at once and
@@ -44,6 +48,19 @@
 // every orphan dsh adopted as a subreaper, so nothing the server started
 // outlives its connection.
 // A server's progress on a call is relayed to the call's own listener.
+// A server's requests to dsh (roots, sampling, elicitation) are bounded:
+// at most Options.MaxPendingRequests (64) in flight, counted on a stream
+// transport from their reading to their answer's writing, so that a
+// server that does not read its answers stops being read; past the cap a
+// request gets the JSON-RPC error -32000 at once. Served HTTP sessions are
+// capped too (HTTPOptions.MaxSessions, 1000): the session idle for longest
+// makes room, or a new one gets 503 when all are busy.
+// A server's listing is bounded: the connect timeout covers initialize and
+// every tools/list page, and at most ServerSpec.MaxTools tools (10,000 by
+// default) are imported, the rest being a Diagnostic. A tool that requires
+// MCP tasks (execution.taskSupport "required", read from the stdio and
+// in-process connections' responses beside the SDK, whose Tool lacks the
+// field) is a Diagnostic, not a tool.
 //
 // The package is an addition to the architecture's table of folders: it
 // depends on engine/ and dsl/, and only cmd/dsh imports it.

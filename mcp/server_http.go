@@ -37,6 +37,11 @@ type HTTPOptions struct {
 	// stream (Last-Event-ID), over all sessions (zero:
 	// [DefaultReplayBytes]; negative: no resumption).
 	ReplayBytes int
+	// MaxSessions caps the sessions open at once (zero:
+	// [DefaultMaxSessions]; negative: no cap). A new session past it
+	// closes the session idle for longest, or is refused with 503 and a
+	// [CodeTooManySessions] error when every session is busy.
+	MaxSessions int
 }
 
 // Defaults of [HTTPOptions].
@@ -80,7 +85,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 		sopts.EventStore = store
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server }, sopts)
-	return &guard{next: s.endingSessions(h), opts: opts, max: max}
+	maxSessions := opts.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	return &guard{next: s.capSessions(s.endingSessions(h), maxSessions), opts: opts, max: max}
 }
 
 // guard is the checks in front of the SDK's handler.

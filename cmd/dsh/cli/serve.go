@@ -29,6 +29,7 @@ func newServeCmd(o *options) *cobra.Command {
 	var httpAddr, tokenFile string
 	var watchDirs bool
 	var debounce time.Duration
+	var maxSessions int
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the tools to MCP clients (stdio, or streamable HTTP)",
@@ -50,6 +51,9 @@ is neither loopback nor the address's own host, whatever the address (a
 request without Origin passes); with --token-file every request must carry
 "Authorization: Bearer <token>", the scheme in any case (401 otherwise). On
 0.0.0.0 (or ::) the URL printed is http://127.0.0.1:PORT/mcp (or [::1]).
+At most --http-max-sessions sessions (1000) are open at once: a new one
+closes the session idle for longest, or gets 503 when every session is
+busy.
 
 Plugins are loaded once, or, with --watch, reloaded as their files change,
 as "dsh watch" does: each load, reload, unload and diagnostic is printed on
@@ -83,7 +87,13 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 			if !watchDirs {
 				debounce = 0
 			}
-			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce)
+			if cmd.Flags().Changed("http-max-sessions") && httpAddr == "" {
+				return errors.New("--http-max-sessions needs --http")
+			}
+			if maxSessions < 1 {
+				return fmt.Errorf("--http-max-sessions %d: the cap must be at least 1", maxSessions)
+			}
+			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce, maxSessions)
 			if cmd.Context().Err() != nil {
 				// Stopping on a signal is how a server ends, whatever it
 				// was doing: no message, 130 (143 after SIGTERM).
@@ -96,11 +106,12 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 	cmd.Flags().DurationVar(&debounce, "debounce", scripting.DefaultDebounce, "with --watch, wait `PERIOD` of quiet after a change before reloading")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require the bearer token in `FILE` on every HTTP request")
+	cmd.Flags().IntVar(&maxSessions, "http-max-sessions", mcp.DefaultMaxSessions, "keep at most `N` HTTP sessions open: a new one closes the one idle for longest, or gets 503 when all are busy")
 	return cmd
 }
 
 // serve runs the serve command; a positive debounce watches the plugins.
-func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration) error {
+func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration, maxSessions int) error {
 	if tokenFile != "" && httpAddr == "" {
 		return errors.New("--token-file needs --http")
 	}
@@ -181,7 +192,7 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	if httpAddr == "" {
 		return serveStdio(ctx, o, srv)
 	}
-	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token)
+	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token, maxSessions)
 }
 
 // serveStdio serves one client on the command's standard streams until it
@@ -257,12 +268,12 @@ func endpointURL(host string, addr *net.TCPAddr) string {
 
 // serveHTTP serves srv on addr until ctx is cancelled, after printing its
 // URL on stderr.
-func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string) error {
+func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string, maxSessions int) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return userErrorf("--http %s: %v", addr, err)
 	}
-	opts := mcp.HTTPOptions{Token: token}
+	opts := mcp.HTTPOptions{Token: token, MaxSessions: maxSessions}
 	requested, _, _ := net.SplitHostPort(addr)
 	if h := ln.Addr().(*net.TCPAddr).IP; !h.IsLoopback() {
 		host := requested

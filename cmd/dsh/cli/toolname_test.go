@@ -22,10 +22,11 @@ func init() {
 		return
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "cli-test-bad-names", Version: "v1"}, nil)
-	handler := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	// Each tool answers with the name it was called by.
+	handler := func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: req.Params.Name}}}, nil
 	}
-	for _, name := range []string{"ok", "a.b", "\x1b]0;pwned\x07\x1b[2J", "\n" + strings.Repeat("x", 1<<20)} {
+	for _, name := range []string{"ok", "a.b", "a b", "x.y", "\x1b]0;pwned\x07\x1b[2J", "\n" + strings.Repeat("x", 1<<20)} {
 		srv.AddTool(&sdk.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, handler)
 	}
 	if err := srv.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
@@ -39,22 +40,39 @@ func TestImportedToolNamesOutsideTheRule(t *testing.T) {
 	scripts := t.TempDir()
 	server := "t='" + os.Args[0] + "' " + badNamesServerArg
 	rule := `is invalid: a tool name is 1 to 64 ASCII letters, digits, '_' or '-'`
+	// The server lists its tools sorted: "\n…", "\x1b…", "a b", "a.b", "ok", "x.y".
 	diags := []string{
-		`mcp:t: tool "\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…": not imported: tool name "\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…" (1048577 bytes) ` + rule,
-		`mcp:t: tool "\x1b]0;pwned\a\x1b[2J": not imported: tool name "\x1b]0;pwned\a\x1b[2J" ` + rule,
-		`mcp:t: tool "a.b": not imported: tool name "a.b" ` + rule,
+		`mcp:t: tool "a b": not imported: its name maps to "t__a_b", as the tool "a.b"'s does`,
+		`mcp:t: tool "a.b": not imported: its name maps to "t__a_b", as the tool "a b"'s does`,
 	}
-	t.Run("check reports each skipped tool on one escaped bounded line and imports the good one", func(t *testing.T) {
+	long := "t___" + strings.Repeat("x", 51) + "_8341ac28"
+	t.Run("check serves each tool under its mapped name and reports the collision", func(t *testing.T) {
 		code, stdout, stderr := run(t, "", "--scripts", scripts, "--mcp", server, "check")
-		want := strings.Join(diags, "\n") + "\nmcp:t: tool t__ok\n0 plugins loaded, 1 MCP server imported, 3 diagnostics\n"
+		want := strings.Join(diags, "\n") + "\nmcp:t: tools " + long + ", t____0_pwned___2J, t__ok, t__x_y" +
+			"\n0 plugins loaded, 1 MCP server imported, 2 diagnostics\n"
 		if code != exitViolations || stdout != want || stderr != "" {
 			t.Errorf("status %d\nstdout %q\nwant   %q\nstderr %q", code, stdout, want, stderr)
 		}
 	})
-	t.Run("the good tool serves beside the skipped ones", func(t *testing.T) {
-		code, stdout, stderr := run(t, "", "--scripts", scripts, "--json", "--mcp", server, "call", "t__ok")
-		if code != 0 || !strings.Contains(stdout, `"value":"ok","content":[{"type":"text","text":"ok"}]`) || stderr != strings.Join(diags, "\n")+"\n" {
-			t.Errorf("status %d\nstdout %s\nstderr %q", code, stdout, stderr)
+	for served, original := range map[string]string{"t__ok": "ok", "t__x_y": "x.y", "t____0_pwned___2J": `\u001b]0;pwned\u0007\u001b[2J`} {
+		t.Run("a call to "+served+" reaches the server's tool by its own name", func(t *testing.T) {
+			code, stdout, stderr := run(t, "", "--scripts", scripts, "--json", "--mcp", server, "call", served)
+			if code != 0 || !strings.Contains(stdout, `"value":"`+original+`"`) || stderr != strings.Join(diags, "\n")+"\n" {
+				t.Errorf("status %d\nstdout %.300s\nstderr %q", code, stdout, stderr)
+			}
+		})
+	}
+	t.Run("a call to the shortened name sends the whole name", func(t *testing.T) {
+		code, stdout, _ := run(t, "", "--scripts", scripts, "--json", "--mcp", server, "call", long)
+		if code != 0 || !strings.Contains(stdout, `"value":"\n`+strings.Repeat("x", 1<<20)+`"`) {
+			t.Errorf("status %d\nstdout %.300s", code, stdout)
+		}
+	})
+	t.Run("a name two tools map to is an unknown tool", func(t *testing.T) {
+		code, stdout, stderr := run(t, "", "--scripts", scripts, "--mcp", server, "call", "t__a_b")
+		want := "✗ t__a_b c1 [UNKNOWN_TOOL]\n  Error: unknown tool \"t__a_b\"\n\n1 call: 0 ok, 1 failed · ran c1\n"
+		if code != 0 || stdout != want || stderr != strings.Join(diags, "\n")+"\n" {
+			t.Errorf("status %d\nstdout %q\nstderr %q", code, stdout, stderr)
 		}
 	})
 	t.Run("a call naming a tool outside the rule is a usage error that shows it escaped", func(t *testing.T) {
