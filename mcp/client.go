@@ -44,7 +44,9 @@ type Options struct {
 	// Dial makes the transport of one connection attempt to spec. nil
 	// starts spec.Command in a process group of its own (ended with
 	// everything it started when the connection closes), or connects to
-	// spec.URL with a [sdk.StreamableClientTransport].
+	// spec.URL with a [sdk.StreamableClientTransport] (an
+	// [sdk.SSEClientTransport] when spec.SSE, its stream held for the
+	// connection's life).
 	Dial func(ctx context.Context, spec ServerSpec) (sdk.Transport, error)
 	// ConnectTimeout bounds one attempt: starting or reaching the server,
 	// initializing, and listing its tools (DefaultConnectTimeout when 0).
@@ -348,14 +350,18 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 // dial makes the default transport of spec.
 func (s *server) dial() (sdk.Transport, error) {
 	if s.spec.URL != "" {
-		t := &sdk.StreamableClientTransport{Endpoint: s.spec.URL}
+		var hc *http.Client
 		if len(s.spec.Headers) > 0 {
-			t.HTTPClient = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.spec.Headers}}
+			hc = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.spec.Headers}}
 		}
-		return t, nil
+		if s.spec.SSE {
+			return &sseTransport{t: &sdk.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc}}, nil
+		}
+		return &sdk.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc}, nil
 	}
 	cmd := exec.Command(s.spec.Command, s.spec.Args...)
 	cmd.Env = childEnv(s.spec.Env)
+	cmd.Dir = s.spec.Dir
 	if w := s.c.opts.Stderr; w != nil {
 		cmd.Stderr = io.MultiWriter(s.stderr, w)
 	} else {

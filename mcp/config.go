@@ -17,7 +17,8 @@ import (
 )
 
 // ServerSpec is an MCP server to import: a command dsh starts and talks to
-// over stdio (Command, Args, Env), or a streamable HTTP endpoint (URL).
+// over stdio (Command, Args, Env, Dir), or a streamable HTTP (or, with
+// SSE, legacy HTTP+SSE) endpoint (URL).
 // Exactly one of Command and URL is set.
 type ServerSpec struct {
 	// Name prefixes the server's tools: its tool "read_file" is the engine
@@ -36,6 +37,13 @@ type ServerSpec struct {
 	// engine timeout (engine.Definition.Timeout), which the engine's
 	// timeout policy enforces (DefaultCallTimeout when 0).
 	Timeout time.Duration
+	// Dir is the working directory of a stdio server's command (dsh's own
+	// when empty).
+	Dir string
+	// SSE makes URL a legacy HTTP+SSE endpoint (a config's type "sse"),
+	// reached with the SDK's SSE client transport instead of streamable
+	// HTTP.
+	SSE bool
 	// MaxTools is the most tools imported from the server
 	// (DefaultMaxTools when 0): a listing past it stops there, and a
 	// Diagnostic says the rest are not imported.
@@ -181,68 +189,119 @@ func splitWords(s string) ([]string, error) {
 	return words, nil
 }
 
-// LoadConfig reads a config file: see [ParseConfig].
-func LoadConfig(path string) ([]ServerSpec, error) {
+// LoadConfig reads a config file: see [ReadConfig], with dsh's own
+// environment for ${VAR}. The warnings name what the file sets that dsh
+// does not use.
+func LoadConfig(path string) ([]ServerSpec, []string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ParseConfig(data)
+	return ReadConfig(data, os.LookupEnv)
 }
 
-// ParseConfig reads the servers of a config file in the format of Claude
+// ParseConfig is [ReadConfig] with dsh's own environment for ${VAR}, for
+// a caller that does not show warnings.
+func ParseConfig(data []byte) ([]ServerSpec, error) {
+	specs, _, err := ReadConfig(data, os.LookupEnv)
+	return specs, err
+}
+
+// ReadConfig reads the servers of a config file in the format of Claude
 // Desktop's claude_desktop_config.json and Claude Code's .mcp.json, in file
 // order:
 //
 //	{"mcpServers": {
-//	  "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"K": "V"}},
-//	  "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer T"}}}}
+//	  "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/notes"], "env": {"K": "V"}},
+//	  "web": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}
 //
 // Other top-level keys are ignored, so a whole Claude config file can be
-// given. In a server, "type" is "stdio" (the default with a command) or
-// "http" (the default with a url), and "headers" go with every request to
-// the url; "timeout" bounds each call of its tools, in milliseconds (see
-// [ServerSpec].Timeout); "maxTools" caps the tools imported from it (see
-// [ServerSpec].MaxTools); any other key is an error, so that settings dsh
-// does not honour (SSE, cwd) are never dropped silently. Values are taken
-// literally: ${VAR} is not expanded.
-func ParseConfig(data []byte) ([]ServerSpec, error) {
+// given. In a server:
+//   - "type" is "stdio" (the default with a command), "http" or
+//     "streamable-http" (streamable HTTP, the default with a url) or "sse"
+//     (the legacy HTTP+SSE transport, see [ServerSpec].SSE);
+//   - "command", "args", "env" and "cwd" (the working directory) start a
+//     stdio server; "url" and "headers" (sent with every request) reach an
+//     HTTP one;
+//   - "timeout" bounds each call of its tools, in milliseconds (see
+//     [ServerSpec].Timeout), and "maxTools" caps the tools imported from it
+//     (see [ServerSpec].MaxTools);
+//   - "disabled": true leaves the server out (it is not checked further);
+//   - any other key ("autoApprove", "alwaysAllow", ...) is a warning, the
+//     server is read without it.
+//
+// In the values of "command", "args", "env", "cwd", "url" and "headers",
+// ${VAR} is replaced with the variable's value as lookup gives it, and
+// ${VAR:-default} with the default when VAR is unset or empty (as a shell
+// does; the default is taken literally, up to the first '}'). A ${VAR}
+// that is unset with no default is an error naming the server and the
+// variable. VAR is an ASCII letter or '_' then letters, digits or '_'; any
+// other ${...}, or a ${ without its '}', is an error. A '$' not followed by
+// '{' ("$$", "$HOME", a '$' at the end) is kept as it is: only the braced
+// form is expanded. Keys (the names of env variables and headers) are
+// never expanded.
+func ReadConfig(data []byte, lookup func(string) (string, bool)) ([]ServerSpec, []string, error) {
 	v, err := dsl.Unmarshal(data)
 	if err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
+		return nil, nil, fmt.Errorf("not JSON: %v", err)
 	}
 	root, ok := v.(*dsl.Object)
 	if !ok {
-		return nil, errors.New(`want an object with "mcpServers"`)
+		return nil, nil, errors.New(`want an object with "mcpServers"`)
 	}
 	sv, ok := root.Get("mcpServers")
 	if !ok {
-		return nil, errors.New(`no "mcpServers" object`)
+		return nil, nil, errors.New(`no "mcpServers" object`)
 	}
 	servers, ok := sv.(*dsl.Object)
 	if !ok {
-		return nil, errors.New(`"mcpServers" must be an object of servers`)
+		return nil, nil, errors.New(`"mcpServers" must be an object of servers`)
 	}
 	specs := make([]ServerSpec, 0, servers.Len())
+	var warnings []string
 	for name, e := range servers.All() {
-		spec, err := configEntry(name, e)
+		spec, unused, skip, err := configEntry(name, e, lookup)
 		if err != nil {
-			return nil, fmt.Errorf("server %s: %w", display.Quote(name), err)
+			return nil, nil, fmt.Errorf("server %s: %w", display.Quote(name), err)
 		}
-		specs = append(specs, spec)
+		for _, k := range unused {
+			warnings = append(warnings, fmt.Sprintf("server %s: key %s is not used by dsh (ignored)", display.Quote(name), display.Quote(k)))
+		}
+		if !skip {
+			specs = append(specs, spec)
+		}
 	}
-	return specs, nil
+	return specs, warnings, nil
 }
 
-func configEntry(name string, v any) (ServerSpec, error) {
-	if err := CheckName(name); err != nil {
-		return ServerSpec{}, err
-	}
+// configEntry reads the server name, v: its spec, the keys it has that dsh
+// does not use, and whether it is disabled (skip).
+func configEntry(name string, v any, lookup func(string) (string, bool)) (spec ServerSpec, unused []string, skip bool, err error) {
 	o, ok := v.(*dsl.Object)
-	if !ok {
-		return ServerSpec{}, errors.New("want an object")
+	if ok {
+		if d, has := o.Get("disabled"); has {
+			b, isBool := d.(bool)
+			if !isBool {
+				return ServerSpec{}, nil, false, errors.New(`"disabled" must be true or false`)
+			}
+			if b {
+				return ServerSpec{}, nil, true, nil
+			}
+		}
 	}
+	if err := CheckName(name); err != nil {
+		return ServerSpec{}, nil, false, err
+	}
+	if !ok {
+		return ServerSpec{}, nil, false, errors.New("want an object")
+	}
+	spec, unused, err = configServer(name, o, lookup)
+	return spec, unused, false, err
+}
+
+func configServer(name string, o *dsl.Object, lookup func(string) (string, bool)) (ServerSpec, []string, error) {
 	spec := ServerSpec{Name: name}
+	var unused []string
 	str := func(k string) (string, error) {
 		x, _ := o.Get(k)
 		s, ok := x.(string)
@@ -251,31 +310,45 @@ func configEntry(name string, v any) (ServerSpec, error) {
 		}
 		return s, nil
 	}
+	expanded := func(k string) (string, error) {
+		s, err := str(k)
+		if err != nil {
+			return "", err
+		}
+		return expandVars(s, k, lookup)
+	}
 	var typ string
 	for k, x := range o.All() {
 		var err error
 		switch k {
 		case "type":
 			typ, err = str(k)
+		case "disabled": // read by configEntry
 		case "command":
-			spec.Command, err = str(k)
+			spec.Command, err = expanded(k)
 		case "url":
-			spec.URL, err = str(k)
+			spec.URL, err = expanded(k)
+		case "cwd":
+			spec.Dir, err = expanded(k)
 		case "args":
 			list, ok := x.([]any)
 			if !ok {
-				return ServerSpec{}, errors.New(`"args" must be an array of strings`)
+				return ServerSpec{}, nil, errors.New(`"args" must be an array of strings`)
 			}
 			spec.Args = make([]string, len(list))
 			for i, a := range list {
-				if spec.Args[i], ok = a.(string); !ok {
-					return ServerSpec{}, errors.New(`"args" must be an array of strings`)
+				s, ok := a.(string)
+				if !ok {
+					return ServerSpec{}, nil, errors.New(`"args" must be an array of strings`)
+				}
+				if spec.Args[i], err = expandVars(s, fmt.Sprintf("args[%d]", i), lookup); err != nil {
+					return ServerSpec{}, nil, err
 				}
 			}
 		case "env":
-			spec.Env, err = stringMap(k, x)
+			spec.Env, err = expandedMap(k, x, lookup)
 		case "headers":
-			if spec.Headers, err = stringMap(k, x); err == nil {
+			if spec.Headers, err = expandedMap(k, x, lookup); err == nil {
 				for _, hk := range slices.Sorted(maps.Keys(spec.Headers)) {
 					if err = checkHeader(hk, spec.Headers[hk]); err != nil {
 						break
@@ -287,15 +360,27 @@ func configEntry(name string, v any) (ServerSpec, error) {
 		case "maxTools":
 			spec.MaxTools, err = configMaxTools(x)
 		default:
-			return ServerSpec{}, fmt.Errorf("unsupported key %q (dsh reads type, command, args, env, url, headers, timeout and maxTools)", k)
+			unused = append(unused, k)
 		}
 		if err != nil {
-			return ServerSpec{}, err
+			return ServerSpec{}, nil, err
 		}
 	}
+	spec, err := checkServer(spec, typ)
+	return spec, unused, err
+}
+
+// checkServer checks that spec is a whole stdio or HTTP server of the
+// config's type typ, and marks an "sse" one.
+func checkServer(spec ServerSpec, typ string) (ServerSpec, error) {
+	switch typ {
+	case "", "stdio", "http", "streamable-http":
+	case "sse":
+		spec.SSE = true
+	default:
+		return ServerSpec{}, fmt.Errorf(`type %s is not supported (want "stdio", "http", "streamable-http" or "sse")`, display.Quote(typ))
+	}
 	switch {
-	case typ != "" && typ != "stdio" && typ != "http":
-		return ServerSpec{}, fmt.Errorf(`type %q is not supported (want "stdio" or "http", streamable HTTP)`, typ)
 	case spec.Command != "" && spec.URL != "":
 		return ServerSpec{}, errors.New(`give "command" or "url", not both`)
 	case spec.Command == "" && spec.URL == "":
@@ -304,19 +389,83 @@ func configEntry(name string, v any) (ServerSpec, error) {
 		if typ == "stdio" {
 			return ServerSpec{}, errors.New(`type "stdio" needs "command", not "url"`)
 		}
-		if spec.Args != nil || spec.Env != nil {
-			return ServerSpec{}, errors.New(`"args" and "env" apply to a command, not a url`)
+		if spec.Args != nil || spec.Env != nil || spec.Dir != "" {
+			return ServerSpec{}, errors.New(`"args", "env" and "cwd" apply to a command, not a url`)
 		}
 		if !isURL(spec.URL) {
 			return ServerSpec{}, fmt.Errorf("the URL %q must start with http:// or https://", spec.URL)
 		}
 		return spec, checkURL(spec.URL)
-	case typ == "http":
-		return ServerSpec{}, errors.New(`type "http" needs "url", not "command"`)
+	case typ != "" && typ != "stdio":
+		return ServerSpec{}, fmt.Errorf(`type %q needs "url", not "command"`, typ)
 	case spec.Headers != nil:
 		return ServerSpec{}, errors.New(`"headers" apply to a url, not a command`)
 	}
 	return spec, nil
+}
+
+// expandVars replaces ${VAR} and ${VAR:-default} in s, the value of the
+// config's key (named in errors): see [ReadConfig].
+func expandVars(s, key string, lookup func(string) (string, bool)) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		b.WriteString(s[:i])
+		end := strings.IndexByte(s[i+2:], '}')
+		if end < 0 {
+			return "", fmt.Errorf("%s: a ${ has no closing }", key)
+		}
+		ref := s[i+2 : i+2+end]
+		s = s[i+2+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !validVarName(name) {
+			return "", fmt.Errorf("%s: ${%s} does not name a variable (want ${NAME} or ${NAME:-default})", key, display.Line(ref, display.MaxText))
+		}
+		val, set := lookup(name)
+		switch {
+		case hasDef && val == "":
+			val = def
+		case !set:
+			return "", fmt.Errorf("%s: the variable %s is not set (set it, or give a default: ${%s:-default})", key, name, name)
+		}
+		b.WriteString(val)
+	}
+}
+
+// validVarName reports whether s is an environment variable name: an ASCII
+// letter or '_', then letters, digits or '_'.
+func validVarName(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// expandedMap reads the member key, x, as an object of strings, each value
+// expanded by [expandVars].
+func expandedMap(key string, x any, lookup func(string) (string, bool)) (map[string]string, error) {
+	m, err := stringMap(key, x)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k], err = expandVars(m[k], fmt.Sprintf("%s[%q]", key, k), lookup); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // configTimeout reads a server's "timeout": milliseconds, as Claude Code

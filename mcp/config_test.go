@@ -88,7 +88,7 @@ func TestParseConfig(t *testing.T) {
 		{"command must be a string", `{"mcpServers":{"a":{"command":1}}}`, nil, `server "a": "command" must be a string`},
 		{"args must be strings", `{"mcpServers":{"a":{"command":"x","args":["y",2]}}}`, nil, `server "a": "args" must be an array of strings`},
 		{"env must hold strings", `{"mcpServers":{"a":{"command":"x","env":{"K":1}}}}`, nil, `server "a": "env" must be an object of strings`},
-		{"an unknown key is refused", `{"mcpServers":{"a":{"url":"http://h/mcp","cwd":"/"}}}`, nil, `server "a": unsupported key "cwd" (dsh reads type, command, args, env, url, headers, timeout and maxTools)`},
+		{"cwd beside a url is refused", `{"mcpServers":{"a":{"url":"http://h/mcp","cwd":"/"}}}`, nil, `server "a": "args", "env" and "cwd" apply to a command, not a url`},
 		{"a timeout is milliseconds", `{"mcpServers":{"a":{"command":"x","timeout":1500},"b":{"url":"http://h/mcp","timeout":0.5}}}`,
 			[]mcp.ServerSpec{{Name: "a", Command: "x", Timeout: 1500 * time.Millisecond}, {Name: "b", URL: "http://h/mcp", Timeout: 500 * time.Microsecond}}, ""},
 		{"a timeout of zero is refused", `{"mcpServers":{"a":{"command":"x","timeout":0}}}`, nil, `server "a": "timeout" must be a positive number of milliseconds, at most a year`},
@@ -101,12 +101,12 @@ func TestParseConfig(t *testing.T) {
 		{"a header name must be a token", `{"mcpServers":{"a":{"url":"http://h/mcp","headers":{"X Y":"v"}}}}`, nil, `server "a": the header name "X Y" is not an HTTP token`},
 		{"a header value must not break the line", `{"mcpServers":{"a":{"url":"http://h/mcp","headers":{"X":"v\r\nEvil: 1"}}}}`, nil, `server "a": the value of header "X" has a control character`},
 		{"headers beside a command are refused", `{"mcpServers":{"a":{"command":"x","headers":{}}}}`, nil, `server "a": "headers" apply to a url, not a command`},
-		{"sse is refused", `{"mcpServers":{"a":{"type":"sse","url":"http://h/sse"}}}`, nil, `server "a": type "sse" is not supported (want "stdio" or "http", streamable HTTP)`},
+		{"an unknown type is refused", `{"mcpServers":{"a":{"type":"ws","url":"http://h/ws"}}}`, nil, `server "a": type "ws" is not supported (want "stdio", "http", "streamable-http" or "sse")`},
 		{"neither command nor url is refused", `{"mcpServers":{"a":{"args":[]}}}`, nil, `server "a": want "command" (stdio) or "url" (http)`},
 		{"both command and url are refused", `{"mcpServers":{"a":{"command":"x","url":"http://h"}}}`, nil, `server "a": give "command" or "url", not both`},
 		{"stdio with a url is refused", `{"mcpServers":{"a":{"type":"stdio","url":"http://h"}}}`, nil, `server "a": type "stdio" needs "command", not "url"`},
 		{"http with a command is refused", `{"mcpServers":{"a":{"type":"http","command":"x"}}}`, nil, `server "a": type "http" needs "url", not "command"`},
-		{"args beside a url are refused", `{"mcpServers":{"a":{"url":"http://h","args":[]}}}`, nil, `server "a": "args" and "env" apply to a command, not a url`},
+		{"args beside a url are refused", `{"mcpServers":{"a":{"url":"http://h","args":[]}}}`, nil, `server "a": "args", "env" and "cwd" apply to a command, not a url`},
 		{"a url must be http or https", `{"mcpServers":{"a":{"url":"ftp://h"}}}`, nil, `server "a": the URL "ftp://h" must start with http:// or https://`},
 		{"a url needs a host", `{"mcpServers":{"a":{"url":"https://"}}}`, nil, `server "a": the URL "https://" has no host`},
 	}
@@ -137,11 +137,11 @@ func TestLoadConfigReadsTheFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers":{"a":{"command":"x"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := mcp.LoadConfig(path)
-	if err != nil || !reflect.DeepEqual(got, []mcp.ServerSpec{{Name: "a", Command: "x"}}) {
-		t.Errorf("LoadConfig = %#v, %v", got, err)
+	got, warnings, err := mcp.LoadConfig(path)
+	if err != nil || warnings != nil || !reflect.DeepEqual(got, []mcp.ServerSpec{{Name: "a", Command: "x"}}) {
+		t.Errorf("LoadConfig = %#v, %q, %v", got, warnings, err)
 	}
-	if _, err := mcp.LoadConfig(filepath.Join(t.TempDir(), "missing.json")); !os.IsNotExist(err) {
+	if _, _, err := mcp.LoadConfig(filepath.Join(t.TempDir(), "missing.json")); !os.IsNotExist(err) {
 		t.Errorf("a missing file: %v, want not-exist", err)
 	}
 }

@@ -22,7 +22,11 @@
 //
 // Importing: [Connect] starts or dials MCP servers ([ServerSpec], parsed
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
-// Claude-style mcpServers file by [LoadConfig]) and registers each server's
+// Claude-style mcpServers file by [LoadConfig] and [ReadConfig], which
+// expand ${VAR} and ${VAR:-default} in one pass over each value, never
+// re-expanding what they inserted, warn about the keys dsh does not use,
+// skip "disabled" servers, and read "cwd" and the "sse" type) and
+// registers each server's
 // tools as engine tools named "NAME__tool" ([ToolName]), in one swap per
 // listing, so that policies gate them and run_code programs call them.
 // Every served name keeps the tool-name rule (^[a-zA-Z0-9_-]{1,64}$):

@@ -30,13 +30,18 @@ func (o *options) checkMCP() error {
 
 // mcpSpecs are the servers to import: those of --mcp-config, then --mcp's.
 // A file that cannot be read or parsed, or a name given twice, is a
-// problem the user must fix.
+// problem the user must fix; a key of the file dsh does not use is a
+// warning on standard error.
 func (o *options) mcpSpecs() ([]mcp.ServerSpec, error) {
 	var specs []mcp.ServerSpec
 	if o.mcpConfig != "" {
+		var warnings []string
 		var err error
-		if specs, err = mcp.LoadConfig(o.mcpConfig); err != nil {
+		if specs, warnings, err = mcp.LoadConfig(o.mcpConfig); err != nil {
 			return nil, userErrorf("--mcp-config %s: %v", display.Line(o.mcpConfig, display.MaxText), pathErr(err))
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(o.stderr, "dsh: warning: --mcp-config %s: %s\n", display.Line(o.mcpConfig, display.MaxText), w)
 		}
 	}
 	for _, v := range o.mcp {
