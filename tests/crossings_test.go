@@ -123,26 +123,7 @@ func runWithInput(t *testing.T, bin, dir string, stdin io.Reader, args ...string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var hwm int64
-	stop, sampled := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if kib := vmHWM(cmd.Process.Pid); kib > hwm {
-				hwm = kib
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(stop)
-	<-sampled
+	hwm, err := waitSampled(cmd)
 	r := &dshRun{args: args, took: time.Since(start), stdout: stdout.String(), stderr: stderr.String(), rssMiB: hwm / 1024}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.exit = ee.ExitCode()

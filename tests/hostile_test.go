@@ -368,26 +368,7 @@ func runDsh(t *testing.T, bin, dir string, args []string, within time.Duration) 
 	err := cmd.Start()
 	var hwm int64 // the peak of dsh's own resident set, in KiB
 	if err == nil {
-		stop := make(chan struct{})
-		sampled := make(chan struct{})
-		go func() {
-			defer close(sampled)
-			tick := time.NewTicker(5 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				if kib := vmHWM(cmd.Process.Pid); kib > hwm {
-					hwm = kib
-				}
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-				}
-			}
-		}()
-		err = cmd.Wait()
-		close(stop)
-		<-sampled
+		hwm, err = waitSampled(cmd)
 	}
 	r := &dshRun{args: args, took: time.Since(start)}
 	r.stdout, r.stderr = stdout.String(), stderr.String()
@@ -459,4 +440,31 @@ func clip(s string) string {
 		return s[:max] + fmt.Sprintf("… (%d more bytes)", len(s)-max)
 	}
 	return s
+}
+
+// waitSampled waits for the started cmd, sampling its peak resident set
+// (VmHWM, in KiB) every 5 ms meanwhile, and returns that peak and Wait's
+// error.
+func waitSampled(cmd *exec.Cmd) (int64, error) {
+	var hwm int64
+	stop, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if kib := vmHWM(cmd.Process.Pid); kib > hwm {
+				hwm = kib
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(stop)
+	<-sampled
+	return hwm, err
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/textcap"
 )
 
 // MaxName is the bound, in bytes of the input, of a name [Quote] shows:
@@ -74,17 +76,8 @@ func Line(s string, max int) string {
 // prefix returns s cut to at most max bytes, between characters, and
 // whether it was cut.
 func prefix(s string, max int) (string, bool) {
-	if max < 0 {
-		max = 0
-	}
-	if len(s) <= max {
-		return s, false
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut], true
+	head := textcap.Prefix(s, max)
+	return head, len(head) < len(s)
 }
 
 // clean reports whether s is valid UTF-8 made of printable characters only.
