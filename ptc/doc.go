@@ -12,7 +12,8 @@
 //
 // What is here: the seam's types, the failure kinds and their messages,
 // budget and binding validation, the output ledger, the run_code definition
-// with its renderer and pretty printer, the TypeScript SDK renderer, the
+// with its renderer and pretty printer, the TypeScript and Lua SDK
+// renderers (with the node-by-node one for full JSON Schemas), the
 // ordered sub-call scheduler (on engine.Staged), and the Executor:
 // Describe with the tools:code-only and tools:sdk sections, Direct,
 // run_code's body with its bindings, argument snapshots and result
@@ -92,4 +93,61 @@
 //     a function that returned nothing), the twin of Promise.all, rather
 //     than multiple results, which local r = tools.gather(f, g) would cut
 //     to the first.
+//
+// # Schemas outside the subset
+//
+// The SDKs render a schema inside dsh's subset (dsl.AssertSupported) exactly
+// as the spec's §1.8 says. A schema outside it, which only an imported MCP
+// server's tool has (its full JSON Schema, 2020-12 or draft-07), is not
+// declared unknown whole as §1.8 says: this departs from the spec on
+// purpose (issue 26), so that a keyword dsh does not enforce costs one
+// node its type, not the tool its signature. Node by node (sdk_full.go),
+// in both SDKs (Lua in brackets):
+//
+//   - Annotations and validation-only keywords are ignored for the type:
+//     $schema, $id, $comment, title, default, examples, deprecated,
+//     readOnly, writeOnly, format, pattern, minimum, maximum, exclusive
+//     bounds, multipleOf, min/max length, items and properties counts,
+//     uniqueItems, propertyNames, not, if/then/else, dependencies. A
+//     property's description is its comment as in §1.8.
+//   - true and {} are JsonValue [any]; false is never [nil].
+//   - type as a string or an array of them is the union of each type; an
+//     object or array alternative reads properties or items as §1.8 does.
+//     Without type, properties (or additionalProperties, patternProperties)
+//     make an object and items (or prefixItems) an array.
+//   - const, which wins over enum, and enum are literal unions of their
+//     scalar values (whatever type says); an array or object value, or an
+//     empty enum, is unknown [any].
+//   - oneOf and anyOf are unions (one branch is that branch); a branch
+//     with no constraint is JsonValue [any], and when no branch constrains
+//     (anyOf of required lists) the keyword adds nothing. allOf members, the
+//     type and the unions are intersected with " & ", a member holding "|"
+//     or "&" in parentheses [LuaLS has no intersection: two or more
+//     constraining parts are any]. nullable: true adds "| null".
+//   - additionalProperties: false closes the object as in §1.8 (unless
+//     patternProperties opens it); a schema value T is an index signature,
+//     "{ [key: string]: T }" alone or "{ … } & { [key: string]: T }" after
+//     the properties [a class extending table<string, T>, or
+//     table<string, T>]. A draft-07 tuple (items as a list) is unknown[].
+//   - A $ref to "#/$defs/X" or "#/definitions/X" of the schema's root is
+//     a named type declared once per schema, "<Stem>_<X>" where Stem is
+//     the tool's class stem (LuaSDK's: "fs__read" gives "FsRead") with
+//     "Args" or "Result", and X its key with every byte outside
+//     [A-Za-z0-9_] as "_" (at most 64 bytes); names are made unique across
+//     the SDK in tool order with "_2", "_3"…. TypeScript declares
+//     "type <Name> = T;" (with the entry's description as its comment)
+//     between JsonValue and ToolArgsMap; Lua names the entry's class so, or
+//     declares "---@alias <Name> T". References are never expanded, so a
+//     $ref cycle is just a name; a cycle of entries that are only $refs is
+//     unknown [any]. Siblings of $ref are ignored (draft-07's rule). Any
+//     other $ref (the root "#", a nested pointer, another document) is
+//     unknown [any] and nothing is fetched.
+//   - Anything else (an unknown type name, properties that are not an
+//     object, a non-schema) is unknown [any] for that node only. A Go
+//     value that contains itself is unknown where it recurs.
+//
+// The walk uses an explicit stack, like §1.8's. A schema may visit at most
+// 100,000 nodes (references and shared Go maps included) and its text,
+// named types included, may be at most 64 KiB; past either the whole
+// schema is unknown [any], as before.
 package ptc

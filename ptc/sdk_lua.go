@@ -263,12 +263,19 @@ func (n *luaNamer) release(names []string) {
 // returned with the class declarations it names, in pre-order; the root
 // class is named class and the others after their path from it (a
 // property's name, Item for array items, Variant<n> for oneOf branches).
-// The whole schema is first checked against the supported subset
-// ([dsl.AssertSupported]); if any node is outside it, the type is any and
-// there are no classes. Rendering uses an explicit stack, so depth is
-// bounded by memory, not the call stack.
+// That is for a schema inside the supported subset ([dsl.AssertSupported]).
+// A schema outside it (an imported server's full JSON Schema) renders node
+// by node, any only where a node has no LuaLS form, by the rules in the
+// package doc ("Schemas outside the subset"); its $refs name classes or
+// ---@alias declarations <class>_<key>, returned with the classes. Past
+// that renderer's bounds the type is any and there are no classes.
+// Rendering uses an explicit stack, so depth is bounded by memory, not the
+// call stack.
 func schemaToLua(schema any, class string, namer *luaNamer) (string, []string) {
 	if dsl.AssertSupported(schema) != nil {
+		if typ, decls, ok := newFullRenderer(fullLua, schema, class, namer).renderAll(schema, 0); ok {
+			return typ, decls
+		}
 		return "any", nil
 	}
 	r := luaRenderer{namer: namer, root: class}

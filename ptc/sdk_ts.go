@@ -60,22 +60,32 @@ func TypeScriptSDK(tools []SDKTool) string {
 
 // TypeScriptDeclarations is the body of TypeScriptSDK's fenced block, the
 // declarations alone (what `dsh types` writes as tools.d.ts for an editor).
+// The named types that schemas outside the subset reach by $ref are
+// declared between JsonValue and ToolArgsMap, in tool order.
 func TypeScriptDeclarations(tools []SDKTool) string {
 	type entry struct {
 		name       []uint16
 		tool       *SDKTool
 		args, outs string
+		named      bool // the schemas declare named types
+	}
+	render := func(t *SDKTool, namer *luaNamer) (e entry, decls []string) {
+		key := tsKeyOrQuoted(t.Name)
+		base := luaToolBase(t.Name)
+		args, argDecls := tsSchema(t.Parameters, 1, base+"Args", namer)
+		outs, outDecls := tsSchema(t.Output, 1, base+"Result", namer)
+		decls = append(argDecls, outDecls...)
+		return entry{
+			name:  utf16.Encode([]rune(t.Name)),
+			tool:  t,
+			args:  tsDocLine(t.Description, 1) + "  " + key + ": " + args + ";",
+			outs:  "  " + key + ": " + outs + ";",
+			named: len(decls) > 0,
+		}, decls
 	}
 	entries := make([]entry, len(tools))
 	for i := range tools {
-		t := &tools[i]
-		key := tsKeyOrQuoted(t.Name)
-		entries[i] = entry{
-			name: utf16.Encode([]rune(t.Name)),
-			tool: t,
-			args: tsDocLine(t.Description, 1) + "  " + key + ": " + schemaToTS(t.Parameters, 1) + ";",
-			outs: "  " + key + ": " + schemaToTS(t.Output, 1) + ";",
-		}
+		entries[i], _ = render(&tools[i], newLuaNamer())
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := slices.Compare(a.name, b.name); c != 0 {
@@ -90,8 +100,24 @@ func TypeScriptDeclarations(tools []SDKTool) string {
 		return strings.Compare(a.outs, b.outs)
 	})
 
+	// Named types are named again in the sorted order, so that tools whose
+	// names share a stem are told apart the same way in any input order.
+	namer := newLuaNamer()
+	var decls []string
+	for i := range entries {
+		if entries[i].named {
+			var d []string
+			entries[i], d = render(entries[i].tool, namer)
+			decls = append(decls, d...)
+		}
+	}
+
 	var b strings.Builder
 	b.WriteString(tsJSONValue)
+	for _, d := range decls {
+		b.WriteString("\n\n")
+		b.WriteString(d)
+	}
 	b.WriteString("\n\ninterface ToolArgsMap {")
 	for _, e := range entries {
 		b.WriteString("\n")
@@ -114,24 +140,39 @@ func TypeScriptDeclarations(tools []SDKTool) string {
 }
 
 // SchemaToTS maps a raw JSON Schema to a TypeScript type (§1.8,
-// jsonSchemaToTs). The whole schema is first checked against the supported
-// subset ([dsl.AssertSupported]); if any node is unsupported or malformed,
-// or a property name is not valid UTF-8, the result is "unknown". Rendering
-// uses an explicit stack, so depth is bounded by memory, not the call stack.
-// Objects with properties render over several lines at indent 0.
+// jsonSchemaToTs). A schema inside the supported subset
+// ([dsl.AssertSupported]) renders as §1.8 says ("unknown" if a property
+// name is not valid UTF-8). A schema outside it (an imported server's full
+// JSON Schema) renders node by node, unknown only where a node has no
+// TypeScript form, by the rules in the package doc ("Schemas outside the
+// subset"); its $refs name types T_<key>, which [TypeScriptDeclarations]
+// declares (under the tool's own stem) and SchemaToTS does not. Rendering
+// uses an explicit stack, so depth is bounded by memory, not the call
+// stack. Objects with properties render over several lines at indent 0.
 func SchemaToTS(schema any) string { return schemaToTS(schema, 0) }
 
 // schemaToTS is SchemaToTS with object members at indent+1 and the closing
 // brace at indent (two spaces per level).
 func schemaToTS(schema any, indent int) string {
-	if dsl.AssertSupported(schema) != nil {
-		return "unknown"
+	typ, _ := tsSchema(schema, indent, "T", newLuaNamer())
+	return typ
+}
+
+// tsSchema is schemaToTS with the named types a schema outside the subset
+// declares (its $defs that a $ref reaches), named base_<key> through namer.
+// A schema inside the subset renders as §1.8 says and declares none.
+func tsSchema(schema any, indent int, base string, namer *luaNamer) (string, []string) {
+	if dsl.AssertSupported(schema) == nil {
+		d, ok := tsRender(schema, indent)
+		if !ok {
+			return "unknown", nil
+		}
+		return d.flatten(), nil
 	}
-	d, ok := tsRender(schema, indent)
-	if !ok {
-		return "unknown"
+	if typ, decls, ok := newFullRenderer(fullTS, schema, base, namer).renderAll(schema, indent); ok {
+		return typ, decls
 	}
-	return d.flatten()
+	return "unknown", nil
 }
 
 // tsDoc is rendered type text kept as a tree of parts, so that nesting does
@@ -140,6 +181,7 @@ func schemaToTS(schema any, indent int) string {
 type tsDoc struct {
 	parts []tsPart
 	bar   bool
+	size  int // the length of the text in bytes
 }
 
 // tsPart is a literal string or a nested document.
@@ -159,7 +201,11 @@ func tsNewDoc(parts ...tsPart) *tsDoc {
 	for _, p := range parts {
 		if p.d != nil && p.d.bar || p.d == nil && tsHasBar(p.s) {
 			d.bar = true
-			break
+		}
+		if p.d != nil {
+			d.size += p.d.size
+		} else {
+			d.size += len(p.s)
 		}
 	}
 	return d

@@ -123,10 +123,11 @@ func TestSchemaToTSRendersParameterSpecsWithDocsAndNesting(t *testing.T) {
 	}
 }
 
+// TestSchemaToTSDegradesToUnknown keeps the rows of upstream's totality
+// table that stay unknown now that a schema outside the subset renders node
+// by node; the others moved, with the types they now render, to
+// TestSchemaToTSOutsideTheSubset (sdk_fullschema_test.go).
 func TestSchemaToTSDegradesToUnknown(t *testing.T) {
-	type cycle = map[string]any
-	selfRef := cycle{"type": "array"}
-	selfRef["items"] = selfRef
 	cases := []struct {
 		name   string
 		schema any
@@ -135,32 +136,17 @@ func TestSchemaToTSDegradesToUnknown(t *testing.T) {
 		{"a nil schema is unknown", nil},
 		{"a number schema is unknown", 42.0},
 		{"a string schema is unknown", "string-schema"},
-		{"a oneOf with one branch is unknown", sdkJS(t, `{"oneOf":[{"type":"string"}]}`)},
 		{"a oneOf with no branch is unknown", sdkJS(t, `{"oneOf":[]}`)},
 		{"a $ref is unknown", sdkJS(t, `{"$ref":"#/defs/x"}`)},
 		{"properties that are not an object are unknown", sdkJS(t, `{"type":"object","properties":7}`)},
-		{"a $ref deep in a property is unknown", sdkJS(t, `{"type":"object","properties":{"bad":{"$ref":"x"}},"required":["bad"]}`)},
-		{"an enum whose values mismatch the type is unknown", sdkJS(t, `{"type":"string","enum":[1,2]}`)},
 		{"an empty enum is unknown", sdkJS(t, `{"type":"string","enum":[]}`)},
-		{"required naming a non-string is unknown", sdkJS(t, `{"type":"object","properties":{"a":{"type":"string"}},"required":[7]}`)},
-		{"a property that is not a schema is unknown", sdkJS(t, `{"type":"object","properties":{"weird":42}}`)},
 
 		// beyond upstream's table
-		{"required naming an undeclared property is unknown", sdkJS(t, `{"type":"object","properties":{"a":{"type":"string"}},"required":["b"]}`)},
-		{"a type array is unknown", sdkJS(t, `{"type":["string","null"]}`)},
 		{"an unknown type is unknown", sdkJS(t, `{"type":"date"}`)},
-		{"type beside oneOf is unknown", sdkJS(t, `{"type":"string","oneOf":[{"type":"string"},{"type":"null"}]}`)},
-		{"items on an object is unknown", sdkJS(t, `{"type":"object","items":{}}`)},
-		{"a const outside its enum is unknown", sdkJS(t, `{"type":"string","enum":["a"],"const":"b"}`)},
-		{"a non-integral integer const is unknown", sdkJS(t, `{"type":"integer","const":1.5}`)},
-		{"a non-boolean additionalProperties is unknown", sdkJS(t, `{"type":"object","additionalProperties":{}}`)},
-		{"an unsupported keyword five levels down is unknown", sdkJS(t, `{"type":"array","items":{"type":"array","items":{"oneOf":[{"type":"null"},{"type":"array","items":{"type":"string","minLength":1}}]}}}`)},
-		{"a non-string description is unknown", sdkJS(t, `{"type":"string","description":7}`)},
 		{"a typed nil object is unknown", (*dsl.Object)(nil)},
 		{"a nil map is unknown", map[string]any(nil)},
 		{"a Go int enum value is unknown (dsl numbers are float64)", map[string]any{"type": "integer", "enum": []any{int64(1)}}},
 		{"a channel is unknown", make(chan int)},
-		{"a circular schema is unknown", selfRef},
 		{"a property name that is not UTF-8 is unknown", map[string]any{"type": "object", "properties": map[string]any{"\xff": map[string]any{}}}},
 	}
 	for _, c := range cases {
@@ -330,6 +316,14 @@ func TestSchemaToTSMatchesUpstream(t *testing.T) {
 		t.Fatalf("only %d upstream cases", len(cases))
 	}
 	for i, c := range cases {
+		if dsl.AssertSupported(c.Schema) != nil {
+			// Outside the subset upstream gives up (unknown), and dsh renders
+			// node by node (doc.go): the departure is exactly these cases.
+			if c.Want != "unknown" || c.Want1 != "unknown" {
+				t.Errorf("case %d: upstream rendered a schema outside the subset: %q", i, c.Want)
+			}
+			continue
+		}
 		if got := SchemaToTS(c.Schema); got != c.Want {
 			text, _ := dsl.Marshal(c.Schema)
 			t.Errorf("case %d: SchemaToTS(%s)\n got: %q\nwant: %q", i, text, got, c.Want)
@@ -538,6 +532,15 @@ func TestTypeScriptSDKMatchesUpstream(t *testing.T) {
 			desc, _ := to.Get("description")
 			params, _ := to.Get("parameters")
 			output, _ := to.Get("output")
+			// Upstream declares a schema outside the subset unknown, which
+			// dsh renders node by node (doc.go): such a schema is compared as
+			// none, which both declare unknown.
+			if dsl.AssertSupported(params) != nil {
+				params = nil
+			}
+			if dsl.AssertSupported(output) != nil {
+				output = nil
+			}
 			tools = append(tools, SDKTool{Name: name.(string), Description: desc.(string), Parameters: params, Output: output})
 		}
 		if got := TypeScriptSDK(tools); got != want {
