@@ -28,9 +28,15 @@ EXAMPLES := scripts/examples/schemas
 # races happen, and the exit status still says so): the test binaries, and
 # the ones tests run as commands, skip it. DSH_TEST_TIMESCALE=N stretches
 # the tests' timing budgets N times on a slow machine (internal/testtime).
+# scripts/npm-setup.sh installs tests/npm's packages (the TypeScript MCP SDK,
+# reference servers, conformance suite) in a cache folder when npm is there,
+# for the MCP end-to-end tests (DSH_MCP_SERVERS, DSH_MCP_CONFORMANCE; values
+# already set win); without it they skip.
 test: export GORACE := atexit_sleep_ms=0 $(GORACE)
 test:
 	go vet ./...
+	npm=$$(scripts/npm-setup.sh); \
+	export DSH_MCP_SERVERS="$${DSH_MCP_SERVERS:-$$npm}" DSH_MCP_CONFORMANCE="$${DSH_MCP_CONFORMANCE:-$$npm}"; \
 	go test -race ./tests/ ./...
 	@go test -run '^TestJSONSchemaTestSuite$$' -v ./dsl/ | grep '^JSON-Schema-Test-Suite'
 

@@ -108,11 +108,11 @@ func TestMCPNpm(t *testing.T) {
 
 			t.Run("a call the policy allows reaches the server", func(t *testing.T) {
 				args, _ := json.Marshal(map[string]string{"path": fs.path("made")})
-				if res := fs.call(t, "fs.create_directory", string(args)); res.IsError {
-					t.Fatalf("fs.create_directory failed: %v", res)
+				if res := fs.call(t, "fs__create_directory", string(args)); res.IsError {
+					t.Fatalf("fs__create_directory failed: %v", res)
 				}
 				if fi, err := os.Stat(fs.path("made")); err != nil || !fi.IsDir() {
-					t.Errorf("fs.create_directory made no directory: %v", err)
+					t.Errorf("fs__create_directory made no directory: %v", err)
 				}
 			})
 
@@ -211,7 +211,11 @@ func newNpmFS(t *testing.T, dsh, node, server, policy string) *npmFS {
 		}
 	}
 	command := strings.Join([]string{shellQuote(node), shellQuote(server), shellQuote(fs.dir)}, " ")
-	fs.flags = []string{"--scripts", fs.scripts, "--mcp", "fs=" + command}
+	// The served directory is dsh's workspace too: dsh offers the
+	// workspace to the servers it imports as their root, and the
+	// filesystem server serves the client's roots instead of the
+	// directories on its command line.
+	fs.flags = []string{"--scripts", fs.scripts, "--workspace", fs.dir, "--mcp", "fs=" + command}
 	return fs
 }
 
