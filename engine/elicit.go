@@ -11,9 +11,14 @@ import (
 // caller: a Message, and the form of the answer, Schema (a JSON Schema of
 // an object whose properties are primitives, as MCP's elicitation takes;
 // a *dsl.Object, or nil for a bare confirmation).
+//
+// With URL set it asks the user to open URL instead and do what it says
+// out of band (MCP's URL-mode elicitation; ID is its elicitationId): it
+// has no Schema, and the answer no content.
 type Elicitation struct {
 	Message string
 	Schema  any
+	URL, ID string
 }
 
 // ElicitResult is the user's answer: Action is "accept" (Content holds

@@ -224,6 +224,14 @@ type Definition struct {
 	// the call then reports its invalid arguments, not the policy's error
 	// on them. [DefineTool] sets it, as do the script hosts' defineTool.
 	ValidateArgs func(args any) []string
+	// Title, when set, is a human-readable name of the tool for clients
+	// (MCP's tool title). The engine does not read it.
+	Title string
+	// Annotations, when not nil, is a JSON object of hints about the tool
+	// for clients (MCP's tool annotations: readOnlyHint, destructiveHint,
+	// idempotentHint, openWorldHint), kept as given: the engine does not
+	// read it.
+	Annotations any
 }
 
 // Output is a tool's output contract.
@@ -233,6 +241,20 @@ type Output struct {
 	Render func(args, value any) ([]Block, error)
 	// PresentationMeta, when set, projects the value into the result's meta.
 	PresentationMeta func(args, value any) (any, error)
+	// Declared, when not nil, is the output schema as the tool's author
+	// declared it, in full JSON Schema, where Schema is what the enforced
+	// subset checks of it (an imported MCP tool's outputSchema, kept
+	// unchanged for its clients). The engine does not read it.
+	Declared any
+}
+
+// DeclaredSchema is the output schema as declared: Declared when set, else
+// Schema.
+func (o Output) DeclaredSchema() any {
+	if o.Declared != nil {
+		return o.Declared
+	}
+	return o.Schema
 }
 
 // ResultSummary is what result presenters receive.

@@ -49,7 +49,8 @@ type Options struct {
 	// connection's life).
 	Dial func(ctx context.Context, spec ServerSpec) (sdk.Transport, error)
 	// ConnectTimeout bounds one attempt: starting or reaching the server,
-	// initializing, and listing its tools (DefaultConnectTimeout when 0).
+	// initializing, and listing its tools, resources and prompts
+	// (DefaultConnectTimeout when 0).
 	ConnectTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait before reconnecting: it
 	// starts at MinBackoff and doubles after each failed attempt up to
@@ -60,6 +61,9 @@ type Options struct {
 	// at once with a [CodeTooManyRequests] error
 	// (DefaultMaxPendingRequests when 0).
 	MaxPendingRequests int
+	// Roots are the directories dsh offers every server as its roots
+	// (roots/list, as file:// URIs): dsh serve's --workspace.
+	Roots []string
 }
 
 func (o *Options) connectTimeout() time.Duration {
@@ -86,19 +90,25 @@ type Diagnostic struct {
 	Server string
 	Tool   string
 	Reason string
-	// Unnamed is set for a tool the server listed with an empty name (and
-	// Tool is empty): the diagnostic is about a tool, not the server.
+	// Unnamed is set for a tool (or, with Kind, a prompt) the server
+	// listed with an empty name (and Tool is empty): the diagnostic is
+	// about a tool, not the server.
 	Unnamed bool
 	// Capped is set when the server listed more tools than its cap
 	// (ServerSpec.MaxTools; Tool is empty): the server is reached, and the
 	// tools past the cap are not imported.
 	Capped bool
+	// Kind is "resource", "resource template" or "prompt" when d is about
+	// an entry of the server's catalogue (see [Catalog]; Tool is then
+	// empty), and Item is that entry's URI, URI template or own name
+	// (empty when d is about the entries past the cap).
+	Kind, Item string
 }
 
 // IsTool reports whether d is about the server's tools (one of them, or
-// those past its cap) rather than the server (which then could not be
-// reached or listed).
-func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed || d.Capped }
+// those past its cap) or its catalogue rather than the server (which then
+// could not be reached or listed).
+func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed || d.Capped || d.Kind != "" }
 
 // Error renders `tool "NAME": REASON`, or the reason alone for the server,
 // on one line: the server chose the tool's name and much of the reason, so
@@ -106,6 +116,9 @@ func (d Diagnostic) IsTool() bool { return d.Tool != "" || d.Unnamed || d.Capped
 // characters are escaped and its length bounded (display.Line).
 func (d Diagnostic) Error() string {
 	reason := display.Line(d.Reason, display.MaxText)
+	if d.Kind != "" && (d.Item != "" || d.Unnamed) {
+		return d.Kind + " " + display.Quote(d.Item) + ": " + reason
+	}
 	if d.Tool == "" && !d.Unnamed {
 		return reason
 	}
@@ -132,16 +145,22 @@ func (d Diagnostic) Error() string {
 //   - otherwise the content becomes the call's content: text blocks as
 //     text, image blocks as {type: "image", attachment: {mimeType, data}}
 //     (data in base64), any other block (audio, resource, resource_link)
-//     kept as the server sent it. The value is the structuredContent when
+//     kept as the server sent it, and so is a text or image block with
+//     annotations or _meta (see annotated; such a text block still counts
+//     as text here). The value is the structuredContent when
 //     there is one; else the text joined by newlines when every block is
 //     text; else the content blocks themselves (a JSON array).
 //
-// The parameters are the tool's input schema, and the output schema its
-// outputSchema (any value without one); both must lie inside dsh's enforced
-// subset of JSON Schema (a root "$schema" is dropped first). A tool outside
-// it is not registered: [Connect] returns a [Diagnostic] with the reason. A
-// tool annotated readOnlyHint runs in parallel with other calls; the others
-// are exclusive.
+// The parameters are the tool's input schema, whole and unchanged ("$schema"
+// included), which checks the arguments (see schema.go: any JSON Schema
+// dialect the server writes, bounded, no $ref outside the schema); bad
+// arguments are INVALID_ARGS with the validator's locations and reasons.
+// The output schema the engine checks is the tool's outputSchema when it
+// lies in dsh's enforced subset, else any value; the outputSchema itself is
+// kept as Output.Declared and served unchanged. A schema that does not
+// compile is not registered: [Connect] returns a [Diagnostic] with the
+// reason. A tool annotated readOnlyHint runs in parallel with other calls;
+// the others are exclusive.
 type Client struct {
 	svc     *engine.Service
 	opts    Options
@@ -150,6 +169,7 @@ type Client struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	once    sync.Once
+	catalog catalogHub // the subscribers to the servers' catalogue (catalog.go)
 }
 
 // Connect imports servers into svc. It connects to every server at once and
@@ -199,7 +219,7 @@ func start(ctx context.Context, svc *engine.Service, specs []ServerSpec, opts Op
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	for i, spec := range specs {
-		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), stderr: &tail{}}
+		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), recatalog: make(chan struct{}, 1), stderr: &tail{}}
 		s.state.Store(&connState{reason: "not connected yet"})
 		c.servers = append(c.servers, s)
 		c.wg.Add(1)
@@ -227,6 +247,7 @@ func (c *Client) Close() error {
 			}
 			return nil
 		})
+		c.clearCatalog()
 	})
 	return nil
 }
@@ -241,8 +262,15 @@ type server struct {
 	scope  *engine.Scope // its registrations; only run (then Close) touches it
 	tasks  *taskWatch    // the current connection's tools requiring tasks; only run touches it
 
+	// recatalog is a resources or prompts list_changed to act on, and
+	// catalog the latest listing of those (catalog.go).
+	recatalog chan struct{}
+	catalog   atomic.Pointer[serverCatalog]
+
 	seq      atomic.Int64 // progress tokens: dsh-1, dsh-2…
 	progress sync.Map     // a progress token → the context of the call that sent it
+	calls    inflight     // dsh's calls to the server awaiting their results
+	logs     logSeq       // the log lines of the current connection read and relayed
 }
 
 // connState is a server's connection: a session, or why there is none.
@@ -321,6 +349,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 		return nil, nil, err
 	}
 	s.tasks = newTaskWatch()
+	s.tasks.logs = s.logs.reset() // see upstream_log.go
 	t = watchTasks(t, s.tasks)
 	client := sdk.NewClient(&sdk.Implementation{Name: "dsh", Version: version()}, &sdk.ClientOptions{
 		Logger: s.c.opts.Logger,
@@ -331,14 +360,30 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 			}
 		},
 		ProgressNotificationHandler: s.relayProgress,
+		ResourceListChangedHandler:  func(context.Context, *sdk.ResourceListChangedRequest) { s.catalogChanged() },
+		PromptListChangedHandler:    func(context.Context, *sdk.PromptListChangedRequest) { s.catalogChanged() },
+		ElicitationHandler:          formDefaults(s.elicit), // see client_questions.go, client_defaults.go
+		Capabilities:                questionCapabilities(),
+		//lint:ignore SA1019 sampling is deprecated in 2026-07-28, but servers on older versions send it
+		CreateMessageHandler: s.sample,
+		//lint:ignore SA1019 servers on 2025-11-25 and older log through it (upstream_log.go)
+		LoggingMessageHandler: s.relayLog,
 	})
+	//lint:ignore SA1019 roots are deprecated in 2026-07-28, but servers on older versions ask for them
+	client.AddRoots(s.c.opts.roots()...)
 	t = s.boundRequests(client, t)
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	s.state.Store(&connState{sess: sess})
+	s.setLogLevel(ctx, sess)
 	diags, err := s.sync(ctx, sess)
+	if err == nil {
+		var more []Diagnostic
+		more, err = s.syncCatalog(ctx, sess)
+		diags = append(diags, more...)
+	}
 	if err != nil {
 		s.state.Store(&connState{reason: s.reason(err)})
 		_ = sess.Close()
@@ -415,6 +460,14 @@ func (s *server) serve(root context.Context, sess *sdk.ClientSession) {
 				s.c.logger.Warn("MCP server tools not re-listed", "server", s.spec.Name, "error", err)
 			}
 			s.logDiagnostics(diags)
+		case <-s.recatalog:
+			ctx, cancel := context.WithTimeout(root, s.c.opts.connectTimeout())
+			diags, err := s.syncCatalog(ctx, sess)
+			cancel()
+			if err != nil {
+				s.c.logger.Warn("MCP server resources and prompts not re-listed", "server", s.spec.Name, "error", err)
+			}
+			s.logDiagnostics(diags)
 		case <-root.Done():
 			s.state.Store(&connState{reason: "the MCP client is closed"})
 			_ = sess.Close()
@@ -426,7 +479,11 @@ func (s *server) serve(root context.Context, sess *sdk.ClientSession) {
 
 func (s *server) logDiagnostics(diags []Diagnostic) {
 	for _, d := range diags {
-		s.c.logger.Warn("MCP tool not registered: "+d.Error(), "server", d.Server)
+		what := "MCP tool not registered: "
+		if d.Kind != "" {
+			what = "MCP resources and prompts: "
+		}
+		s.c.logger.Warn(what+d.Error(), "server", d.Server)
 	}
 }
 
@@ -490,37 +547,33 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 // definition is the engine tool of an MCP tool, registered as name and
 // calling the server's tool by its own name, or why there is none.
 func (s *server) definition(t *sdk.Tool, name string) (*engine.Definition, error) {
-	params, err := schemaValue(t.InputSchema)
+	// The input schema is kept whole and checked by schema.go's validator;
+	// the output schema is checked as far as the enforced subset goes.
+	params, in, err := importSchema(t.InputSchema, true)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	in, err := dsl.Compile(params)
+	out, declared, err := outputSchemas(t.OutputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
-	var out any = dsl.NewObject()
-	if t.OutputSchema != nil {
-		if out, err = schemaValue(t.OutputSchema); err != nil {
-			return nil, fmt.Errorf("output schema: %w", err)
-		}
-		if _, err := dsl.Compile(out); err != nil {
-			return nil, fmt.Errorf("output schema: %w", err)
-		}
+		return nil, fmt.Errorf("output schema: %w", err)
 	}
 	tool := t.Name
 	def := &engine.Definition{
 		Name:        name,
 		Description: t.Description,
-		Parameters:  in.Raw(),
-		Output:      engine.Output{Schema: out, Render: render},
+		Parameters:  params,
+		Output:      engine.Output{Schema: out, Render: render, Declared: declared},
 		Timeout:     s.spec.callTimeout(),
+		Title:       t.Title,
+		Annotations: toolAnnotations(t.Annotations),
 		Execute: func(ctx context.Context, args any, _ *engine.Run) (any, error) {
-			if vs := in.ValidateArgs(args); vs != nil {
+			if vs := in.validate(args); vs != nil {
 				return nil, &engine.ArgsError{Violations: vs}
 			}
 			return s.call(ctx, tool, args)
 		},
 	}
+	def.ValidateArgs = in.validate
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 		def.IsConcurrencySafe = func(any) bool { return true }
 	}
@@ -591,7 +644,11 @@ func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 		defer s.progress.Delete(token)
 		params.SetProgressToken(token)
 	}
+	ctx, done := s.track(ctx) // see client_questions.go
+	defer done()
+	askLogs(st.sess, params) // see upstream_log.go
 	res, err := st.sess.CallTool(ctx, params)
+	s.logs.await(ctx) // the log lines sent before the result are the call's
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, engine.NewError("AbortError", engine.CodeAborted, "tool call aborted")
@@ -626,7 +683,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 	case allText(blocks):
 		texts := make([]string, len(blocks))
 		for i, b := range blocks {
-			texts[i] = b.(engine.TextBlock).Text
+			texts[i], _ = blockText(b)
 		}
 		value = strings.Join(texts, "\n")
 	default:
@@ -643,6 +700,14 @@ func (s *server) notConnected(reason string) error {
 func contentBlocks(content []sdk.Content) ([]engine.Block, error) {
 	blocks := make([]engine.Block, 0, len(content))
 	for _, c := range content {
+		if annotated(c) { // kept in its MCP shape (see annotated)
+			b, err := rawBlock(c)
+			if err != nil {
+				return nil, err
+			}
+			blocks = append(blocks, b)
+			continue
+		}
 		switch x := c.(type) {
 		case *sdk.TextContent:
 			blocks = append(blocks, engine.Text(x.Text))
@@ -677,7 +742,7 @@ func ImageBlock(c *sdk.ImageContent) engine.ImageBlock {
 
 func allText(blocks []engine.Block) bool {
 	for _, b := range blocks {
-		if _, ok := b.(engine.TextBlock); !ok {
+		if _, ok := blockText(b); !ok {
 			return false
 		}
 	}
@@ -691,8 +756,8 @@ func allText(blocks []engine.Block) bool {
 func failureText(blocks []engine.Block) string {
 	parts := make([]string, len(blocks))
 	for i, b := range blocks {
-		if t, ok := b.(engine.TextBlock); ok {
-			parts[i] = t.Text
+		if t, ok := blockText(b); ok {
+			parts[i] = t
 		} else {
 			parts[i] = "[" + b.BlockType() + " content]"
 		}

@@ -44,17 +44,19 @@ func tooManyRequests(max int) *jsonrpc.Error {
 //     [CodeTooManyRequests] error itself, and a server that does not read
 //     its answers blocks that write and so stops being read. The requests
 //     held, and the goroutines answering them, are at most the cap.
+//   - over the SDK's streamable HTTP and SSE transports, whose connections
+//     a wrapper would break, a request counts from the moment its event is
+//     read until the POST of its answer is answered, and at the cap dsh
+//     stops reading the server's event streams (see watchHTTP): a server
+//     that does not read its answers stalls its own streams.
 //   - on every transport, a receiving middleware counts the requests being
 //     handled and answers past the cap with the same error at once, so
-//     that handlers that wait (a question forwarded to a person) are
-//     bounded over HTTP too, where the SDK's transport cannot be wrapped.
+//     that handlers that wait (a question forwarded to a person) do not
+//     hold the place of the others for long.
 func (s *server) boundRequests(client *sdk.Client, t sdk.Transport) sdk.Transport {
 	max := s.c.opts.maxPendingRequests()
 	client.AddReceivingMiddleware(pendingMiddleware(max))
-	switch t.(type) {
-	case *sdk.StreamableClientTransport, *sdk.SSEClientTransport:
-		// Their connections carry the HTTP session to the SDK's client
-		// through methods a wrapper would hide.
+	if t, ok := watchHTTP(t, func(h *httpWatch) { h.pending = newHTTPPending(max) }); ok {
 		return t
 	}
 	return &pendingTransport{Transport: t, max: max}

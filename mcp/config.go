@@ -48,6 +48,11 @@ type ServerSpec struct {
 	// (DefaultMaxTools when 0): a listing past it stops there, and a
 	// Diagnostic says the rest are not imported.
 	MaxTools int
+	// MaxCatalog is the most resources, and the most resource templates
+	// and prompts, re-exported from the server (DefaultMaxCatalog when 0;
+	// see [Catalog]): a listing past it stops there, and a Diagnostic
+	// says the rest are not re-exported.
+	MaxCatalog int
 }
 
 // DefaultCallTimeout is the timeout of an imported tool whose server sets
@@ -63,10 +68,30 @@ func (s ServerSpec) callTimeout() time.Duration {
 }
 
 // DefaultEnv names the variables a stdio server inherits from dsh's
-// environment, as the MCP reference SDKs do: enough to find programs and a
-// home directory, and no secrets a server was not given. A server's Env
-// adds to them (and overrides them).
-var DefaultEnv = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+// environment (those that are set): the minimal set of the MCP reference
+// SDKs (enough to find programs and a home directory), and what a Node or
+// Python server needs to run on a normal machine: the locale and time zone,
+// the temporary and XDG directories, the certificate authorities a
+// corporate network adds, and the proxy variables in both cases. No
+// secrets a server was not given: NODE_OPTIONS, say, is not passed (it
+// would load code into every Node server). A server's Env adds to them
+// (and overrides them). Beside them, a stdio server gets the
+// DSH_CALL_TOKEN dsh sets for its connection (see internal/reaper).
+var DefaultEnv = []string{
+	// The reference SDKs' set (POSIX, then Windows).
+	"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
+	"APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PROCESSOR_ARCHITECTURE",
+	"PROGRAMFILES", "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "TMP", "USERNAME", "USERPROFILE",
+	// Locale and time zone.
+	"LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ",
+	// Directories.
+	"TMPDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME",
+	// Certificate authorities.
+	"NODE_EXTRA_CA_CERTS", "SSL_CERT_DIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	// Proxies.
+	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY",
+	"http_proxy", "https_proxy", "no_proxy", "all_proxy",
+}
 
 // Separator joins a server's name and its tool's: the server "fs"'s tool
 // "read_file" is the engine tool "fs__read_file".
@@ -224,8 +249,9 @@ func ParseConfig(data []byte) ([]ServerSpec, error) {
 //     stdio server; "url" and "headers" (sent with every request) reach an
 //     HTTP one;
 //   - "timeout" bounds each call of its tools, in milliseconds (see
-//     [ServerSpec].Timeout), and "maxTools" caps the tools imported from it
-//     (see [ServerSpec].MaxTools);
+//     [ServerSpec].Timeout), "maxTools" caps the tools imported from it
+//     (see [ServerSpec].MaxTools), and "maxCatalog" each kind of its
+//     re-exported resources, templates and prompts ([ServerSpec].MaxCatalog);
 //   - "disabled": true leaves the server out (it is not checked further);
 //   - any other key ("autoApprove", "alwaysAllow", ...) is a warning, the
 //     server is read without it.
@@ -359,6 +385,8 @@ func configServer(name string, o *dsl.Object, lookup func(string) (string, bool)
 			spec.Timeout, err = configTimeout(x)
 		case "maxTools":
 			spec.MaxTools, err = configMaxTools(x)
+		case "maxCatalog":
+			spec.MaxCatalog, err = configMaxCatalog(x)
 		default:
 			unused = append(unused, k)
 		}

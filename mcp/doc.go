@@ -19,6 +19,14 @@
 // which cancels the session's calls before the SDK closes it, as that
 // waits on them), the server's context ends, or [Server.Close]. The tool
 // list follows the engine's changes (notifications/tools/list_changed).
+// Under a code executor (one whose description has the tools:sdk section)
+// run_code's description stays the executor's short text and a sentence,
+// whatever the number of tools (clients cut long descriptions); the SDK
+// goes to the server's instructions, as of the session's initialize, and
+// to the [DescribeToolName] tool, which renders it over the tools the
+// agent sees at the call (optionally some of them). That tool is the
+// server's, not the engine's: run_code programs cannot call it, and it
+// does not go through the pipeline, as tools/list does not.
 //
 // Importing: [Connect] starts or dials MCP servers ([ServerSpec], parsed
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
@@ -32,8 +40,20 @@
 // Every served name keeps the tool-name rule (^[a-zA-Z0-9_-]{1,64}$):
 // [ToolName] maps each other character of the tool's name to '_' and
 // shortens a name over 64 bytes with a stable hash suffix; a call reaches
-// the server under the tool's own name. A tool whose schema leaves dsh's
-// enforced subset, whose name is empty, or whose mapped name collides with
+// the server under the tool's own name. A tool keeps its full JSON Schema
+// (2020-12 unless its "$schema" names draft-07 or another dialect): its
+// arguments are checked with santhosh-tekuri/jsonschema, compiled once per
+// listing, and its schemas are served unchanged. That is bounded: a schema
+// over MaxSchemaBytes (1 MiB) of JSON or nesting deeper than
+// MaxSchemaDepth (64), or unfolding through its $refs into more than
+// MaxSchemaApplications (50,000) subschemas, is not compiled, nothing is
+// loaded for a "$ref" (network, file or relative: the tool is a
+// Diagnostic), patterns run on Go's linear regexp, those over 1,000
+// instructions, or that Go's syntax lacks (lookaround), being left to the
+// server, as is a string whose match would cost more than 2^26
+// instruction-bytes (about 0.7 s), and a call reports at most 8
+// violations of 512 bytes each (schema.go). A tool whose schema does not
+// compile, whose name is empty, or whose mapped name collides with
 // another tool's (see [ToolName]; the outcome does not depend on the
 // listing's order) is a [Diagnostic], not a tool: the diagnostic shows its
 // name quoted and cut to 64 bytes, and the reason on one line with control
@@ -52,19 +72,88 @@
 // every orphan dsh adopted as a subreaper, so nothing the server started
 // outlives its connection.
 // A server's progress on a call is relayed to the call's own listener.
+// A server's questions pass through (client_questions.go): the import
+// client declares elicitation (form and URL modes) and sampling, and puts a
+// server's elicitation/create and sampling/createMessage to the caller of
+// dsh's call to it (engine.Elicit, engine.Sample: through [Server], its
+// client, within ServerOptions.ApprovalTimeout), returning the answer as
+// given; the call is the one whose result carries the request on a
+// multi-round-trip protocol version, else dsh's one call to that server in
+// flight; with none, several, or a caller that cannot be asked, the server
+// gets a [CodeNobodyToAsk] error saying why. An accepted form whose answer
+// has no content answers the server with the form's defaults (SEP-1034,
+// client_defaults.go), as the SDK fills in those an answer with content
+// leaves out. roots/list answers
+// Options.Roots as file:// URIs.
 // A server's requests to dsh (roots, sampling, elicitation) are bounded:
 // at most Options.MaxPendingRequests (64) in flight, counted on a stream
-// transport from their reading to their answer's writing, so that a
-// server that does not read its answers stops being read; past the cap a
-// request gets the JSON-RPC error -32000 at once. Served HTTP sessions are
+// transport from their reading to their answer's writing, and over
+// streamable HTTP and legacy SSE (httpwatch.go, which reads the messages
+// in the SDK transport's http.Client, as its connections cannot be
+// wrapped) from their event's reading to the answer of the POST carrying
+// their answer, so that a server that does not read its answers stops
+// being read; past the cap a request gets the JSON-RPC error -32000 at
+// once. Served HTTP sessions are
 // capped too (HTTPOptions.MaxSessions, 1000): the session idle for longest
-// makes room, or a new one gets 503 when all are busy.
+// makes room, or a new one gets 503 when all are busy. A served HTTP
+// stream can be resumed (Last-Event-ID, from a replay store of
+// HTTPOptions.ReplayBytes, 10 MiB over all sessions), and with
+// HTTPOptions.PollAfter a request still running after it has its stream
+// closed with a retry delay of [PollRetry] (SSE polling, SEP-1699), so that
+// no response stream is held open longer than that; a request's protocol
+// version is its session's when its header names an older one
+// (server_http_polling.go).
 // A server's listing is bounded: the connect timeout covers initialize and
 // every tools/list page, and at most ServerSpec.MaxTools tools (10,000 by
 // default) are imported, the rest being a Diagnostic. A tool that requires
-// MCP tasks (execution.taskSupport "required", read from the stdio and
-// in-process connections' responses beside the SDK, whose Tool lacks the
-// field) is a Diagnostic, not a tool.
+// MCP tasks (execution.taskSupport "required", read from the responses
+// beside the SDK, whose Tool lacks the field: on the stdio and in-process
+// connections, and over HTTP in the transport's http.Client) is a
+// Diagnostic, not a tool.
+// Nothing is lost on the way through (annotations.go, upstream_log.go): a
+// tool's title and annotations (readOnlyHint, destructiveHint,
+// idempotentHint, openWorldHint) become engine.Definition's Title and
+// Annotations, which [Server] lists again; a text or image block with
+// annotations (audience, priority, lastModified) or _meta stays a raw block
+// in its MCP shape, still text for the call's value and its failure
+// message, and is served back as the same MCP block. A server declaring
+// logging is asked for "info" and above ([UpstreamLogLevel]; on protocol
+// 2026-07-28 in each call's _meta), and its notifications/message are
+// logged with Options.Logger under dsh's one call to the server in flight
+// (so that [LogHandler] sends them to that call's client), else under no
+// call, with server=NAME; a call's result waits up to 500 ms for the log
+// lines read before it to be relayed. Bounded: a message is cut at
+// 16 KiB, data over 64 KiB as JSON is left out, and the relay adds
+// nothing to what a served call's notifications already bound (1,024
+// pending per call).
+// A stdio server's environment is [DefaultEnv] (the variables a Node or
+// Python server needs: the reference SDKs' set, locale, time zone,
+// temporary and XDG directories, certificate authorities, proxies) from
+// dsh's, its spec's Env, and the DSH_CALL_TOKEN dsh sets.
+//
+// Resources and prompts: [Connect] and [Start] also list what a server's
+// capabilities declare beside its tools (resources, resource templates,
+// prompts), at each connection and on its resources or prompts
+// list_changed, into the client's [Catalog]; [Server.Reexport] serves it.
+// A resource keeps its URI and a template its URI template (clients read
+// by URI); their names, and prompts' names, are mapped as tools' are
+// ([ToolName], with the same collision diagnostics for prompts). A URI or
+// template two servers list belongs to the first in spec order, the
+// other's being a [Diagnostic] (Kind and Item say which entry), and so is
+// a URI the SDK's server would refuse (no scheme, unparsable) and an entry
+// listed twice. resources/read goes to the URI's server, else to the first
+// whose template matches it, else gets the SDK's resource-not-found error;
+// prompts/get goes to the prompt's server under its own name; both on the
+// caller's context, their results and JSON-RPC errors unchanged. The
+// served server declares resources and prompts (listChanged, no
+// subscribe) from the start, and each change to the catalogue becomes
+// Add/Remove calls on the SDK server, whose list_changed notifications
+// are debounced into one. Bounded: the connect timeout covers these
+// listings, at most ServerSpec.MaxCatalog (10,000) of each kind are kept
+// per server, and at most MaxCatalogBytes (32 MiB) of their JSON, the rest
+// being a Diagnostic; a result's size is
+// bounded by the transport (16 MiB a stdio frame or SSE event; the SDK
+// reads a streamable HTTP JSON response whole).
 //
 // The package is an addition to the architecture's table of folders: it
 // depends on engine/ and dsl/, and only cmd/dsh imports it.

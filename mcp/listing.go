@@ -74,6 +74,7 @@ type taskWatch struct {
 	mu       sync.Mutex
 	pending  map[any]bool    // the ids of tools/list requests awaiting their response
 	required map[string]bool // tools listed with execution.taskSupport "required"
+	logs     *logSeq         // counts the notifications/message read, when set (upstream_log.go)
 }
 
 func newTaskWatch() *taskWatch {
@@ -91,8 +92,12 @@ func (w *taskWatch) sent(msg jsonrpc.Message) {
 	w.mu.Unlock()
 }
 
-// received reads the tools of a tools/list response.
+// received reads the tools of a tools/list response (and counts a log
+// line).
 func (w *taskWatch) received(msg jsonrpc.Message) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "notifications/message" && w.logs != nil {
+		w.logs.sawRead()
+	}
 	res, ok := msg.(*jsonrpc.Response)
 	if !ok || !res.ID.IsValid() {
 		return
@@ -130,15 +135,14 @@ func (w *taskWatch) take() map[string]bool {
 	return required
 }
 
-// watchTasks wraps t so that w reads its tools/list responses. A
-// streamable HTTP or SSE transport is returned as it is: the SDK tells its
-// connection of the session's state through an unexported method a wrapper
-// would hide (and with it the protocol version header and the standalone
-// SSE stream), so w reads nothing from it, and a tool of an HTTP server
-// that requires tasks is imported (its calls fail at the server).
+// watchTasks wraps t so that w reads its tools/list responses. The SDK's
+// streamable HTTP and SSE transports tell their connections of the
+// session's state through an unexported method a wrapper would hide (and
+// with it the protocol version header and the standalone SSE stream), so
+// for them w reads the messages in the transport's http.Client instead
+// (see watchHTTP).
 func watchTasks(t sdk.Transport, w *taskWatch) sdk.Transport {
-	switch t.(type) {
-	case *sdk.StreamableClientTransport, *sdk.SSEClientTransport:
+	if t, ok := watchHTTP(t, func(h *httpWatch) { h.tasks = w }); ok {
 		return t
 	}
 	return &taskTransport{Transport: t, w: w}

@@ -26,7 +26,8 @@ import (
 // sdkSectionID is the id of the PTC executor's system-prompt section that
 // declares the SDK a run_code program is written against (ptc.SDKSectionID;
 // this package does not import ptc). An MCP client has no system prompt to
-// put it in, so it joins run_code's description.
+// put it in: it goes to the server's instructions and the describe tool
+// (server_code.go).
 const sdkSectionID = "tools:sdk"
 
 // DefaultApprovalTimeout is how long a question of a served call (an
@@ -70,11 +71,15 @@ type Server struct {
 	logger *slog.Logger
 	server *sdk.Server
 
-	seq atomic.Int64 // call ids: mcp-1, mcp-2…
+	seq       atomic.Int64 // call ids: mcp-1, mcp-2…
+	pollAfter atomic.Int64 // HTTPOptions.PollAfter of the HTTP handler, in nanoseconds (see pollCalls)
 
 	syncMu sync.Mutex        // one Sync at a time
 	tools  map[string]string // the tools registered with the SDK server: name → JSON
 	watch  *watcher          // re-syncs on the engine's tool changes
+
+	instructions atomic.Pointer[string] // under a code executor, the SDK as of the last Sync (server_code.go)
+	describeTool *sdk.Tool              // the describe tool of the last Sync, if served
 
 	mu     sync.Mutex
 	parked map[string]*callState // multi-round-trip calls awaiting an answer, by requestState
@@ -116,9 +121,14 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:   &sdk.ToolCapabilities{ListChanged: true},
 			Logging: &sdk.LoggingCapabilities{},
+
+			// Imported servers' resources and prompts (Reexport): declared
+			// from the start, as the imports connect after initialize.
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
 	})
-	s.server.AddReceivingMiddleware(checkSetLevel)
+	s.server.AddReceivingMiddleware(checkSetLevel, s.setInstructions, s.pollCalls)
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -189,7 +199,7 @@ func (s *Server) Sync(ctx context.Context) error {
 	}
 	for _, t := range tools {
 		if s.tools[t.Name] != keep[t.Name] {
-			s.server.AddTool(t, s.handle)
+			s.server.AddTool(t, s.handlerFor(t))
 		}
 	}
 	s.tools = keep
@@ -211,12 +221,8 @@ func (s *Server) describe(ctx context.Context) ([]*sdk.Tool, error) {
 	if te, ok := exec.(engine.TransportExecutor); ok && te.Transport() != nil {
 		transport = te.Transport().Name
 	}
-	var sdkText string
-	for _, sec := range desc.Sections {
-		if sec.ID == sdkSectionID {
-			sdkText = sec.Text
-		}
-	}
+	instructions, code := codeMode(desc)
+	s.instructions.Store(&instructions)
 	tools := make([]*sdk.Tool, 0, len(desc.Schemas))
 	for _, ts := range desc.Schemas {
 		t, err := s.tool(ts, set)
@@ -224,12 +230,12 @@ func (s *Server) describe(ctx context.Context) ([]*sdk.Tool, error) {
 			s.logger.Warn("tool not served over MCP", "tool", ts.Name, "error", err)
 			continue
 		}
-		if ts.Name == transport && sdkText != "" {
-			t.Description += "\n\n" + sdkText
+		if ts.Name == transport && code {
+			t.Description += "\n\n" + codeModeNote
 		}
 		tools = append(tools, t)
 	}
-	return tools, nil
+	return s.withDescribe(tools, code), nil
 }
 
 // tool converts a tool schema: its parameters are the input schema, and its
@@ -248,8 +254,12 @@ func (s *Server) tool(ts engine.ToolSchema, set *engine.ToolSet) (*sdk.Tool, err
 		return nil, fmt.Errorf("parameter schema: %w", err)
 	}
 	t := &sdk.Tool{Name: ts.Name, Description: ts.Description, InputSchema: json.RawMessage(in)}
-	if def := s.scope.Executable(ts.Name, set); def != nil && objectRooted(def.Output.Schema) {
-		out, err := dsl.Marshal(def.Output.Schema)
+	def := s.scope.Executable(ts.Name, set)
+	if def != nil {
+		t.Title, t.Annotations = def.Title, servedAnnotations(def)
+	}
+	if def != nil && objectRooted(servedOutput(def)) {
+		out, err := dsl.Marshal(servedOutput(def))
 		if err != nil {
 			return nil, fmt.Errorf("output schema: %w", err)
 		}
@@ -331,6 +341,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToo
 	ctx, notes := withNotes(ctx, req.Session, req.Params)
 	defer notes.finish() // the notifications go before the result
 	ctx = engine.WithElicit(ctx, elicit)
+	ctx = engine.WithSample(ctx, sample)
 	set, err := s.scope.Resolve(ctx, nil)
 	if err != nil {
 		return errorResult(fmt.Sprintf("resolving the tool set: %v", err))
@@ -361,7 +372,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToo
 // object-rooted output schema.
 func (s *Server) structuredFor(name string, set *engine.ToolSet) bool {
 	def := s.scope.Executable(name, set)
-	return def != nil && objectRooted(def.Output.Schema)
+	return def != nil && objectRooted(servedOutput(def))
 }
 
 // await waits for st's call to end or ask, and returns its result or the
@@ -436,8 +447,10 @@ func errorResult(msg string) *sdk.CallToolResult {
 // block) carries base64 "data" and a "mimeType" to an image, an audio
 // block of the same shape to audio, {type: "resource", resource: {uri,
 // mimeType?, text | blob}} to an embedded resource and {type:
-// "resource_link", uri, name, ...} to a resource link; anything else to
-// text: its canonical JSON.
+// "resource_link", uri, name, ...} to a resource link, and a raw {type:
+// "text", text, ...} (an imported annotated block) to text; each keeps the
+// block's MCP "annotations" and "_meta". Anything else becomes text: its
+// canonical JSON.
 func content(blocks []engine.Block) []sdk.Content {
 	out := make([]sdk.Content, 0, len(blocks))
 	for _, b := range blocks {
@@ -452,7 +465,7 @@ func content(blocks []engine.Block) []sdk.Content {
 			}
 		case engine.RawBlock:
 			if c := rawContent(b); c != nil {
-				out = append(out, c)
+				out = append(out, annotate(c, b.Value))
 				continue
 			}
 		case nil:
@@ -471,6 +484,10 @@ func content(blocks []engine.Block) []sdk.Content {
 // shape, or returns nil.
 func rawContent(b engine.RawBlock) sdk.Content {
 	switch b.BlockType() {
+	case "text":
+		if t := rawText(b.Value); t != nil {
+			return t
+		}
 	case "image":
 		if img := image(b.Value); img != nil {
 			return img

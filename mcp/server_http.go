@@ -42,6 +42,14 @@ type HTTPOptions struct {
 	// closes the session idle for longest, or is refused with 503 and a
 	// [CodeTooManySessions] error when every session is busy.
 	MaxSessions int
+	// PollAfter, when positive, closes the stream of a request still
+	// running after this long, with a retry delay of [PollRetry], so that
+	// no response stream stays open longer than a proxy may allow: the
+	// client reconnects with Last-Event-ID and gets the answer from the
+	// replay store (SEP-1699). It needs the replay store (ReplayBytes not
+	// negative) and applies to clients of protocol versions 2025-11-25 up
+	// to 2026-07-28; zero or negative: never.
+	PollAfter time.Duration
 }
 
 // Defaults of [HTTPOptions].
@@ -58,7 +66,10 @@ const (
 // WWW-Authenticate challenge, and a body longer than the cap 413. A POST
 // without an Mcp-Session-Id header that is a request other than
 // initialize (or ping) gets 400 with a JSON-RPC error -32600 (see
-// [CodeNoSession]).
+// [CodeNoSession]). A request whose Mcp-Protocol-Version names an older
+// version than its session negotiated is served as its session's (see
+// sessionVersions), and with PollAfter set long requests are polled (see
+// [HTTPOptions.PollAfter]).
 func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	max := opts.MaxRequestBytes
 	if max <= 0 {
@@ -89,7 +100,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if maxSessions == 0 {
 		maxSessions = DefaultMaxSessions
 	}
-	return &guard{next: s.capSessions(s.endingSessions(h), maxSessions), opts: opts, max: max}
+	if opts.PollAfter > 0 && sopts.EventStore != nil {
+		s.pollAfter.Store(int64(opts.PollAfter))
+	}
+	return &guard{next: s.sessionVersions(s.capSessions(s.endingSessions(h), maxSessions)), opts: opts, max: max}
 }
 
 // guard is the checks in front of the SDK's handler.

@@ -507,7 +507,7 @@ type codeArgs struct {
 	Code string `json:"code"`
 }
 
-func TestUnderACodeExecutorRunCodeIsServedWithTheSDK(t *testing.T) {
+func TestUnderACodeExecutorTheSDKIsServedInTheInstructions(t *testing.T) {
 	svc := engine.New()
 	runCode, err := engine.DefineTool(engine.ToolOptions[codeArgs, *dsl.Object]{
 		Name:       "run_code",
@@ -536,16 +536,19 @@ func TestUnderACodeExecutorRunCodeIsServedWithTheSDK(t *testing.T) {
 	f := &fixture{srv: srv}
 	cs := f.connect(t, multiRoundTrip, nil)
 
-	t.Run("the list is run_code alone, its description followed by the SDK", func(t *testing.T) {
+	t.Run("the list is run_code and describe_tools, the SDK in the instructions", func(t *testing.T) {
 		res, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Tools) != 1 || res.Tools[0].Name != "run_code" {
-			t.Fatalf("tools %v, want run_code alone", res.Tools)
+		if len(res.Tools) != 2 || res.Tools[0].Name != mcp.DescribeToolName || res.Tools[1].Name != "run_code" {
+			t.Fatalf("tools %v, want describe_tools and run_code", res.Tools)
 		}
-		if want := "Run a program.\n\ndeclare const tools: {...}"; res.Tools[0].Description != want {
-			t.Errorf("description %q, want %q", res.Tools[0].Description, want)
+		if d := res.Tools[1].Description; !strings.HasPrefix(d, "Run a program.\n\n") || strings.Contains(d, "declare const tools") {
+			t.Errorf("description %q, want the executor's and a note, without the SDK", d)
+		}
+		if got := cs.InitializeResult().Instructions; !strings.HasSuffix(got, "\n\ndeclare const tools: {...}") || strings.Contains(got, "Only run_code.") {
+			t.Errorf("instructions %q, want the SDK last, without the code-only section", got)
 		}
 	})
 	t.Run("a run_code call runs the transport", func(t *testing.T) {

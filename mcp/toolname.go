@@ -68,15 +68,33 @@ func ToolName(server, tool string) string {
 // that a name never passes from one of the server's tools to another when
 // the server lists them in another order.
 func servedNames(server string, tools []*sdk.Tool) ([]string, []Diagnostic) {
-	names := make([]string, len(tools))
-	reasons := make([]string, len(tools))
-	byName := map[string][]int{}
+	own := make([]string, len(tools))
 	for i, t := range tools {
-		if t.Name == "" {
+		own[i] = t.Name
+	}
+	names, reasons := mapNames(server, "tool", own)
+	var diags []Diagnostic
+	for i, reason := range reasons {
+		if reason != "" {
+			diags = append(diags, Diagnostic{Server: server, Tool: own[i], Reason: reason, Unnamed: own[i] == ""})
+		}
+	}
+	return names, diags
+}
+
+// mapNames is servedNames for the names of any kind of item ("tool",
+// "prompt"): the served name of each ("" for one not imported) and the
+// reason each is not imported ("" for one that is).
+func mapNames(server, kind string, own []string) ([]string, []string) {
+	names := make([]string, len(own))
+	reasons := make([]string, len(own))
+	byName := map[string][]int{}
+	for i, t := range own {
+		if t == "" {
 			reasons[i] = "not imported: " + engine.CheckToolName("").Error()
 			continue
 		}
-		name := ToolName(server, t.Name)
+		name := ToolName(server, t)
 		if err := engine.CheckToolName(name); err != nil {
 			reasons[i] = fmt.Sprintf("not imported: %v (a server name over %d bytes leaves no room to shorten it)",
 				err, MaxShortenedServerName)
@@ -91,7 +109,7 @@ func servedNames(server string, tools []*sdk.Tool) ([]string, []Diagnostic) {
 		}
 		keeper := -1
 		for _, j := range same {
-			if name == server+Separator+tools[j].Name {
+			if name == server+Separator+own[j] {
 				if keeper >= 0 { // the server listed the name twice: none keeps it
 					keeper = -1
 					break
@@ -103,24 +121,22 @@ func servedNames(server string, tools []*sdk.Tool) ([]string, []Diagnostic) {
 			switch {
 			case i == keeper:
 			case keeper >= 0:
-				reasons[i] = fmt.Sprintf("not imported: its name maps to %s, the name of the tool %s",
-					display.Quote(name), display.Quote(tools[keeper].Name))
+				reasons[i] = fmt.Sprintf("not imported: its name maps to %s, the name of the %s %s",
+					display.Quote(name), kind, display.Quote(own[keeper]))
 			default:
 				other := same[0] // the first other tool of the collision in listing order
 				if other == i {
 					other = same[1]
 				}
-				reasons[i] = fmt.Sprintf("not imported: its name maps to %s, as the tool %s's does",
-					display.Quote(name), display.Quote(tools[other].Name))
+				reasons[i] = fmt.Sprintf("not imported: its name maps to %s, as the %s %s's does",
+					display.Quote(name), kind, display.Quote(own[other]))
 			}
 		}
 	}
-	var diags []Diagnostic
 	for i, reason := range reasons {
 		if reason != "" {
 			names[i] = ""
-			diags = append(diags, Diagnostic{Server: server, Tool: tools[i].Name, Reason: reason, Unnamed: tools[i].Name == ""})
 		}
 	}
-	return names, diags
+	return names, reasons
 }

@@ -117,7 +117,7 @@ func noSDKRenderer(lang Language) error {
 func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
 	tools := make([]SDKTool, len(defs))
 	for i, def := range defs {
-		tools[i] = SDKTool{Name: def.Name, Description: def.Description, Parameters: def.Parameters, Output: def.Output.Schema}
+		tools[i] = SDKTool{Name: def.Name, Description: def.Description, Parameters: def.Parameters, Output: def.Output.DeclaredSchema()}
 	}
 	switch lang {
 	case TypeScript:

@@ -10,7 +10,7 @@ func SDKToolsOf(defs []*engine.Definition) []SDKTool {
 		if def.Name == ToolName {
 			continue
 		}
-		tools = append(tools, SDKTool{Name: def.Name, Description: def.Description, Parameters: def.Parameters, Output: def.Output.Schema})
+		tools = append(tools, SDKTool{Name: def.Name, Description: def.Description, Parameters: def.Parameters, Output: def.Output.DeclaredSchema()})
 	}
 	return tools
 }

@@ -77,7 +77,7 @@ var dshBinary struct {
 	err  error
 }
 
-func buildDsh(t *testing.T) string {
+func buildDsh(t testing.TB) string {
 	t.Helper()
 	dshBinary.once.Do(func() {
 		dir, err := os.MkdirTemp("", "dsh-hostile-")

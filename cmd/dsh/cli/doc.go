@@ -41,6 +41,11 @@
 //     prompt is a usage error. Every question waits at most
 //     --approval-timeout (10m): the prompt's, and dsh serve's questions to
 //     its MCP clients; an approval not answered in time denies the call.
+//     Under dsh call and dsh run the prompt also asks tools' questions
+//     (engine.Elicit: a plugin's exec.elicit, an imported MCP server's
+//     elicitation; elicit.go): "Answer? [y/N]", then a line per property
+//     of the form; one not answered in time, or at the end of the input,
+//     answers cancel.
 //   - Line-oriented input is read a line at a time, each line bounded
 //     (boundedLines): a longer line is read through without being held,
 //     reported and skipped, and the next line is read. dsh watch's calls

@@ -76,7 +76,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	for _, d := range s.svc.Global().Definitions(nil) {
 		before[d.Name] = true
 	}
-	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr})
+	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots()})
 	tools := map[string][]string{}
 	for _, d := range s.svc.Global().Definitions(nil) {
 		if server, _, ok := strings.Cut(d.Name, mcp.Separator); ok && !before[d.Name] {
@@ -116,7 +116,7 @@ func (s *session) startMCP() error {
 		stderr = s.opts.stderr
 	}
 	w := s.opts.stderr
-	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr}, func(_ string, diags []mcp.Diagnostic) {
+	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots()}, func(_ string, diags []mcp.Diagnostic) {
 		var b strings.Builder
 		for _, d := range diags {
 			b.WriteString(mcpDiagnostic(d).String() + "\n")
@@ -126,6 +126,18 @@ func (s *session) startMCP() error {
 		}
 	})
 	return nil
+}
+
+// mcpRoots are the roots the imported servers are offered (roots/list):
+// the --workspace directory. Without the flag there are none (an empty
+// list), so that a server given its directories as arguments, such as
+// the npm filesystem server, which replaces them with the client's roots,
+// keeps them.
+func (o *options) mcpRoots() []string {
+	if o.workspace == "" {
+		return nil
+	}
+	return []string{o.workspace}
 }
 
 // mcpDiagnostic is d as a session diagnostic, named "mcp:SERVER".

@@ -266,6 +266,9 @@ func (s *session) runBatch(ctx context.Context, b batchOf, rec *recorder) (*engi
 	// Interrupted while an activation condition ran, the batch goes on
 	// without a tool set: the engine skips every call, as after any
 	// interrupt (ABORTED_BEFORE_DISPATCH).
+	if s.prompt != nil {
+		ctx = engine.WithElicit(ctx, s.prompt.elicit) // tools' questions go to the prompt too
+	}
 	res, err := scope.Execute(ctx, engine.Batch{Calls: b.calls, Agent: b.agent, ToolSet: set, Log: rec})
 	var be *engine.BatchError
 	if errors.As(err, &be) {

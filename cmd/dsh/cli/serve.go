@@ -30,11 +30,13 @@ func newServeCmd(o *options) *cobra.Command {
 	var watchDirs bool
 	var debounce time.Duration
 	var maxSessions int
+	var pollAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the tools to MCP clients (stdio, or streamable HTTP)",
 		Long: `Serve loads the plugins and serves what the selected --executor shows the
-model (the tools, or run_code under --executor ptc) over the Model Context
+model (the tools, or run_code under --executor ptc, its SDK in the server's
+instructions and from a describe_tools tool) over the Model Context
 Protocol: on standard input and output by default, or over streamable HTTP
 with --http ADDR (loopback only unless ADDR names another interface; the
 endpoint is /mcp). Every tools/call runs as a model-direct call of --agent
@@ -53,7 +55,10 @@ request without Origin passes); with --token-file every request must carry
 0.0.0.0 (or ::) the URL printed is http://127.0.0.1:PORT/mcp (or [::1]).
 At most --http-max-sessions sessions (1000) are open at once: a new one
 closes the session idle for longest, or gets 503 when every session is
-busy.
+busy. With --http-poll-after PERIOD, a call still running after PERIOD has
+its response stream closed with a retry delay of 1s (SSE polling, for
+clients of protocol 2025-11-25, whose streams start with a priming event):
+the client reconnects with Last-Event-ID and gets the result there.
 
 Plugins are loaded once, or, with --watch, reloaded as their files change,
 as "dsh watch" does: each load, reload, unload and diagnostic is printed on
@@ -93,7 +98,13 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 			if maxSessions < 1 {
 				return fmt.Errorf("--http-max-sessions %d: the cap must be at least 1", maxSessions)
 			}
-			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce, maxSessions)
+			if cmd.Flags().Changed("http-poll-after") && httpAddr == "" {
+				return errors.New("--http-poll-after needs --http")
+			}
+			if pollAfter < 0 {
+				return fmt.Errorf("--http-poll-after %v: the period must not be negative (0 never polls)", pollAfter)
+			}
+			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce, maxSessions, pollAfter)
 			if cmd.Context().Err() != nil {
 				// Stopping on a signal is how a server ends, whatever it
 				// was doing: no message, 130 (143 after SIGTERM).
@@ -107,11 +118,12 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require the bearer token in `FILE` on every HTTP request")
 	cmd.Flags().IntVar(&maxSessions, "http-max-sessions", mcp.DefaultMaxSessions, "keep at most `N` HTTP sessions open: a new one closes the one idle for longest, or gets 503 when all are busy")
+	cmd.Flags().DurationVar(&pollAfter, "http-poll-after", 0, "close the response stream of a call still running after `PERIOD`, for the client to resume it (SSE polling; 0: never)")
 	return cmd
 }
 
 // serve runs the serve command; a positive debounce watches the plugins.
-func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration, maxSessions int) error {
+func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration, maxSessions int, pollAfter time.Duration) error {
 	if tokenFile != "" && httpAddr == "" {
 		return errors.New("--token-file needs --http")
 	}
@@ -188,11 +200,15 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	if err := s.startMCP(); err != nil {
 		return err
 	}
+	if s.mcp != nil {
+		// Their resources, templates and prompts too, as they list them.
+		defer srv.Reexport(s.mcp)()
+	}
 
 	if httpAddr == "" {
 		return serveStdio(ctx, o, srv)
 	}
-	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token, maxSessions)
+	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token, maxSessions, pollAfter)
 }
 
 // serveStdio serves one client on the command's standard streams until it
@@ -268,12 +284,12 @@ func endpointURL(host string, addr *net.TCPAddr) string {
 
 // serveHTTP serves srv on addr until ctx is cancelled, after printing its
 // URL on stderr.
-func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string, maxSessions int) error {
+func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string, maxSessions int, pollAfter time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return userErrorf("--http %s: %v", addr, err)
 	}
-	opts := mcp.HTTPOptions{Token: token, MaxSessions: maxSessions}
+	opts := mcp.HTTPOptions{Token: token, MaxSessions: maxSessions, PollAfter: pollAfter}
 	requested, _, _ := net.SplitHostPort(addr)
 	if h := ln.Addr().(*net.TCPAddr).IP; !h.IsLoopback() {
 		host := requested

@@ -39,6 +39,7 @@ type session struct {
 	runtime ptc.Runtime            // run_code's, under a PTC executor
 	memory  *scripting.MemoryGuard // --memory-limit's, shared by plugins and programs
 	mcp     *mcp.Client            // the imported MCP servers (--mcp, --mcp-config)
+	prompt  *promptApproval        // --approve prompt's, which asks tools' questions too (elicit.go)
 	// imported are the MCP servers reached, with the tools they registered.
 	imported []importedServer
 }
@@ -96,6 +97,7 @@ func newSession(o *options) (*session, error) {
 	if a != nil {
 		engineOpts = append(engineOpts, engine.WithApproval(a))
 	}
+	s.prompt, _ = a.(*promptApproval)
 	s.svc = engine.New(engineOpts...)
 	s.memory = o.memoryGuard(logger)
 	if err := s.setExecutor(); err != nil {

