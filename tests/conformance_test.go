@@ -20,9 +20,12 @@ package tests
 //	skip REASON            skip the case: the hosts do not conform (REASON says how)
 //	skip.js REASON         the same for one language only
 //	skip.lua REASON
-//	call [-agent ID] [-cancelled] TOOL [ARGS]
+//	call [-agent ID] [-caller SUBJECT,CLIENT[,SCOPE...]] [-cancelled] TOOL [ARGS]
 //	                       one call (ARGS is JSON, {} when absent), as agent ID,
-//	                       with a caller ctx already cancelled
+//	                       for a verified caller (engine.WithCaller: the
+//	                       token's subject, client id and scopes, as a served
+//	                       request's; none without the flag), with a caller
+//	                       ctx already cancelled
 //	want RESULT            the call's exact result, dsl.Marshal(r.JSON())
 //	want.js RESULT         the same for one language only, where the languages
 //	want.lua RESULT        legitimately differ (say why in a comment)
@@ -107,6 +110,7 @@ type confCall struct {
 	tool      string
 	args      string
 	agent     string
+	caller    *engine.Caller // the verified caller the call runs for, if any
 	cancelled bool
 	want      map[string]string // language ("" for both) → result
 	stages    []string
@@ -225,12 +229,22 @@ func (c *confCase) parseCalls(script []byte) error {
 				case "-cancelled":
 					cur.cancelled, rest = true, strings.TrimSpace(after)
 					continue
+				case "-caller":
+					var who string
+					who, rest, _ = strings.Cut(strings.TrimSpace(after), " ")
+					rest = strings.TrimSpace(rest)
+					f := strings.Split(who, ",")
+					if len(f) < 2 {
+						return bad("usage: -caller SUBJECT,CLIENT[,SCOPE...]")
+					}
+					cur.caller = &engine.Caller{Subject: f[0], ClientID: f[1], Scopes: f[2:]}
+					continue
 				}
 				cur.tool, cur.args = word, strings.TrimSpace(after)
 				break flags
 			}
 			if cur.tool == "" || strings.HasPrefix(cur.tool, "-") {
-				return bad("usage: call [-agent ID] [-cancelled] TOOL [ARGS]")
+				return bad("usage: call [-agent ID] [-caller SUBJECT,CLIENT[,SCOPE...]] [-cancelled] TOOL [ARGS]")
 			}
 			if cur.args == "" {
 				cur.args = "{}"
@@ -363,6 +377,9 @@ func (c *confCase) run(t *testing.T, lang string) {
 		where := fmt.Sprintf("%s:calls:%d", c.file, call.line)
 		args, _ := dsl.Unmarshal([]byte(call.args)) // checked when parsed
 		ctx := context.Background()
+		if call.caller != nil {
+			ctx = engine.WithCaller(ctx, call.caller)
+		}
 		if call.cancelled {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()

@@ -63,6 +63,10 @@ package tests
 //	call [-agent ID|-no-agent] [-id ID] [-cancelled] TOOL [ARGS]
 //	                       a model-direct call of any tool (ARGS is JSON, {}
 //	                       when absent)
+//	run, call: -caller SUBJECT,CLIENT[,SCOPE...]
+//	                       the call runs for a verified caller
+//	                       (engine.WithCaller, as a served request's token
+//	                       sets it; none without the flag)
 //	describe [-agent ID|-no-agent]
 //	                       what the executor of the agent's scope shows the
 //	                       model for its visible tools
@@ -240,6 +244,7 @@ type ptcStep struct {
 	cancelled   bool
 	cancelAfter time.Duration
 	cancelOn    string
+	caller      *engine.Caller
 	tool        string
 	args        string
 	expect      []ptcExpect
@@ -482,14 +487,14 @@ func (c *ptcCase) setup(verb, lang, rest string) error {
 func parseStep(verb, rest string) (*ptcStep, error) {
 	s := &ptcStep{verb: verb, description: ptcDefaultDescription, program: "program"}
 	usage := map[string]string{
-		"run":      "run [-agent ID|-no-agent] [-id ID] [-program NAME] [-description TEXT] [-cancelled] [-cancel-after DUR] [-cancel-on STAGE]",
-		"call":     "call [-agent ID|-no-agent] [-id ID] [-cancelled] TOOL [ARGS]",
+		"run":      "run [-agent ID|-no-agent] [-id ID] [-program NAME] [-description TEXT] [-caller SUBJECT,CLIENT[,SCOPE...]] [-cancelled] [-cancel-after DUR] [-cancel-on STAGE]",
+		"call":     "call [-agent ID|-no-agent] [-id ID] [-caller SUBJECT,CLIENT[,SCOPE...]] [-cancelled] TOOL [ARGS]",
 		"describe": "describe [-agent ID|-no-agent]",
 		"present":  "present [-agent ID|-no-agent] TOOL ARGS",
 	}[verb]
 	allowed := map[string][]string{
-		"run":      {"-agent", "-no-agent", "-id", "-program", "-description", "-cancelled", "-cancel-after", "-cancel-on"},
-		"call":     {"-agent", "-no-agent", "-id", "-cancelled"},
+		"run":      {"-agent", "-no-agent", "-id", "-program", "-description", "-caller", "-cancelled", "-cancel-after", "-cancel-on"},
+		"call":     {"-agent", "-no-agent", "-id", "-caller", "-cancelled"},
 		"describe": {"-agent", "-no-agent"},
 		"present":  {"-agent", "-no-agent"},
 	}[verb]
@@ -528,6 +533,12 @@ func parseStep(verb, rest string) (*ptcStep, error) {
 				s.program = v
 			case "-cancel-on":
 				s.cancelOn = v
+			case "-caller":
+				f := strings.Split(v, ",")
+				if len(f) < 2 {
+					return nil, fmt.Errorf("-caller takes SUBJECT,CLIENT[,SCOPE...]; usage: %s", usage)
+				}
+				s.caller = &engine.Caller{Subject: f[0], ClientID: f[1], Scopes: f[2:]}
 			case "-cancel-after":
 				d, err := time.ParseDuration(v)
 				if err != nil {
@@ -724,7 +735,7 @@ func (c *ptcCase) call(t *testing.T, env *ptcEnv, lang string, n int, s *ptcStep
 	} else {
 		args, _ = dsl.Unmarshal([]byte(s.args)) // checked when parsed
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	ctx, cancel := context.WithCancelCause(engine.WithCaller(context.Background(), s.caller))
 	defer cancel(nil)
 	cause := errors.New(ptcCauseText)
 	if s.cancelled {

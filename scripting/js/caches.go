@@ -20,6 +20,12 @@ type caches struct {
 	agents      map[weak.Pointer[engine.Agent]]goja.Value
 	agentsSwept int
 
+	// caller is the last verified caller converted for exec.caller, and
+	// its frozen object: the calls of one served request share one
+	// engine.Caller, which never changes.
+	caller   *engine.Caller
+	callerJS goja.Value
+
 	// callID is the last call id made a JavaScript string, and that
 	// string: every stage of a call in the instance has the same.
 	callID   string
@@ -77,6 +83,22 @@ func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
 	}
 	hostapi.SetWeak(c.agents, &c.agentsSwept, a, v)
 	return v
+}
+
+// callerObject is exec.caller for c: the frozen {subject, clientId,
+// scopes} object with a frozen scopes array, the same object while the same
+// caller comes again.
+func (i *instance) callerObject(vm *goja.Runtime, c *engine.Caller) (goja.Value, error) {
+	cc := i.cache(vm)
+	if cc.caller == c && cc.callerJS != nil {
+		return cc.callerJS, nil
+	}
+	v, err := toJS(vm, hostapi.CallerJSON(c))
+	if err != nil {
+		return nil, err
+	}
+	cc.caller, cc.callerJS = c, v
+	return v, nil
 }
 
 // nameValue is name as a JavaScript string, shared between calls.

@@ -37,7 +37,8 @@
 //     ""), as does a decision with a key its kind does not take.
 //   - A body's args and exec.arguments are the same frozen object. An
 //     execution object's own properties are callId, rootCallId, name,
-//     arguments, agent and parent; signal (an accessor, writable in
+//     arguments, agent, parent and, for a call with a verified caller,
+//     caller; signal (an accessor, writable in
 //     tools/execute wrappers) and a body's deferContext, concludeTurn,
 //     progress and elicit are inherited from a frozen prototype shared by the
 //     instance's execution objects, as a class's methods would be. A listener's exec.arguments is
@@ -57,6 +58,17 @@
 //     is per entry, not per promise: code resumed by a promise another
 //     call's entry settled (a promise shared between calls) logs under
 //     that call's ctx.
+//   - exec.caller is engine.CallerFrom of the call's ctx (the verified
+//     identity a served request's token carries, inherited by nested calls
+//     and run_code sub-calls): a frozen {subject, clientId, scopes} with a
+//     frozen scopes array, the same object while the same engine.Caller
+//     comes again, an own property. Without one it is the undefined caller
+//     of the frozen prototype (non-writable, so nothing further up the
+//     chain, such as an Object.prototype.caller a script set, can stand in
+//     for it): a call without a caller pays one context lookup and no
+//     allocation.
+//     tools/result observers and finalizeContent/projectContent get no
+//     call ctx from the engine, so they see it undefined.
 //   - exec.progress(progress, total?, message?) in a body reports to
 //     engine.ReportProgress under the body's ctx; after the call settled it
 //     does nothing.

@@ -287,6 +287,20 @@ declare module "dsh" {
   }
 
   /**
+   * The verified identity a call runs for: who holds the access token a
+   * request to an OAuth-protected dsh serve carried. Frozen; never the
+   * token itself.
+   */
+  export type Caller = {
+    /** The token's subject ("sub"). */
+    readonly subject: string;
+    /** The OAuth client the token was issued to. */
+    readonly clientId: string;
+    /** The token's scopes (empty when it has none). */
+    readonly scopes: readonly string[];
+  };
+
+  /**
    * Arguments as listeners and guards see them: the model's parsed
    * arguments, not validated against the tool's schema (usually an object;
    * check each value with typeof before trusting it).
@@ -307,6 +321,13 @@ declare module "dsh" {
     readonly agent: AgentRef | undefined;
     /** The calling execution of a nested call (tools.call). */
     readonly parent: ExecutionToken | undefined;
+    /**
+     * The verified caller (a served request's token), the same for nested
+     * calls and run_code sub-calls; undefined for a call no verified token
+     * started (dsh call, dsh run, stdio, a server without authorization) and
+     * in tools/result observers.
+     */
+    readonly caller: Caller | undefined;
     /** Aborts when the call is cancelled. */
     readonly signal: AbortSignal;
   }

@@ -3,6 +3,7 @@ package js
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"weak"
 
@@ -133,6 +134,8 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 	proto := func(setter goja.Value, methods bool) *goja.Object {
 		p := vm.NewObject()
 		_ = p.DefineAccessorProperty("signal", i.fns.getSignal, setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		// exec.caller of a call without a verified caller (see execObject).
+		_ = p.DefineDataProperty("caller", goja.Undefined(), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 		if methods {
 			_ = p.DefineDataProperty("deferContext", i.fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 			_ = p.DefineDataProperty("concludeTurn", i.fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
@@ -178,9 +181,11 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments (frozen), agent, parent (a token object, the same for the
-// same token) of its own, and, from its prototype, signal (writable in
-// wrappers) and, for bodies, deferContext, concludeTurn, progress and
-// elicit. It is registered as live until release is called.
+// same token) and, for a call with a verified caller, caller (see
+// callerObject) of its own, and, from its prototype, signal (writable in
+// wrappers), an undefined caller and, for bodies, deferContext,
+// concludeTurn, progress and elicit. It is registered as live until release
+// is called.
 func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
 	o := vm.NewObject()
 	fns := i.execFuncs(vm)
@@ -217,6 +222,18 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 		define("parent", i.tokenObject(vm, t))
 	} else {
 		define("parent", goja.Undefined())
+	}
+	// exec.caller is the verified identity the call runs for (a served
+	// request's token). Without one it is the prototypes' own undefined
+	// caller (read-only, so nothing further up the chain, such as an
+	// Object.prototype.caller a script set, can stand in for it): a call
+	// without a caller allocates nothing for it.
+	if c := engine.CallerFrom(ctx); c != nil {
+		v, err := i.callerObject(vm, c)
+		if err != nil {
+			return nil, nil, fmt.Errorf("exec.caller: %w", err)
+		}
+		define("caller", v)
 	}
 	// The signal is made on first read: most calls never look at it, and an
 	// AbortController costs more than the rest of the object. One made after

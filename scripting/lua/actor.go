@@ -39,6 +39,11 @@ type instance struct {
 
 	tokens hostapi.Tokens[*glua.LUserData]
 
+	// lastCaller is the last verified caller a script read as exec.caller,
+	// and its userdata (see callerObject); owner-goroutine state.
+	lastCaller   *engine.Caller
+	lastCallerUD *glua.LUserData
+
 	// running is the frame whose code the owner goroutine runs now, nil
 	// while it waits for a job or in a re-entrant host call; retire is set
 	// once a call was stopped in it (see overdue.go).

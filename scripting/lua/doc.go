@@ -73,7 +73,15 @@
 //   - exec.arguments and a body's args are the same table, the call's own
 //     copy; every other table the host hands a script is a fresh copy too,
 //     so a script changing one affects nothing else. Execution objects,
-//     signals and tokens are read-only userdata.
+//     signals, tokens and callers are read-only userdata.
+//   - exec.caller is engine.CallerFrom of the call's ctx (the verified
+//     identity a served request's token carries, inherited by nested calls
+//     and run_code sub-calls), read when the script reads the field: a
+//     read-only userdata (metatable "dsh.caller"; writes raise "caller
+//     objects are read-only") with subject, clientId and scopes, scopes a
+//     fresh array table at each read; nil without one. tools/result
+//     observers and finalize_content/project_content get no call ctx from
+//     the engine, so they see it nil.
 //   - A listener or wrapper returning nil (a forgotten `return next()`)
 //     fails closed with a message saying so; a guard returning "" fails
 //     closed (the engine's guards abstain with "").

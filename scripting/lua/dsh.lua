@@ -127,6 +127,14 @@
 ---An opaque token standing for a calling execution: compare with == only.
 ---@class dsh.ExecutionToken
 
+---The verified identity a call runs for: who holds the access token a request
+---to an OAuth-protected dsh serve carried. Read-only (writes raise); scopes is
+---a fresh table at each read. Never the token itself.
+---@class dsh.Caller
+---@field subject string The token's subject ("sub").
+---@field clientId string The OAuth client the token was issued to.
+---@field scopes string[] The token's scopes (empty when it has none).
+
 ---The call's cancellation: aborted() turns true when the call is cancelled
 ---or its callback's deadline passes; reason() says why (nil before).
 ---@class dsh.Signal
@@ -141,6 +149,7 @@
 ---@field arguments table|nil The call's own copy of the arguments (nil when they were not lossless JSON).
 ---@field agent dsh.AgentRef|nil
 ---@field parent dsh.ExecutionToken|nil The calling execution of a nested call (tools.call).
+---@field caller dsh.Caller|nil The verified caller (a served request's token), the same for nested calls and run_code sub-calls; nil for a call no verified token started (dsh call, dsh run, stdio, a server without authorization) and in tools/result observers.
 ---@field signal dsh.Signal
 
 ---The execution a tool body gets.

@@ -12,9 +12,9 @@ import (
 )
 
 // metatables are the instance's protected metatables of the host objects
-// scripts receive: execution objects, signals, tokens and errors.
+// scripts receive: execution objects, signals, tokens, callers and errors.
 type metatables struct {
-	exec, signal, token, err *glua.LTable
+	exec, signal, token, caller, err *glua.LTable
 }
 
 // newMetatables makes them: each has a __metatable field, so getmetatable
@@ -49,6 +49,13 @@ func (i *instance) newMetatables(L *glua.LState) {
 		L.Push(glua.LString("token"))
 		return 1
 	}))
+	i.mts.caller = mk("dsh.caller")
+	i.mts.caller.RawSetString("__index", L.NewFunction(i.callerIndex))
+	i.mts.caller.RawSetString("__newindex", readOnly)
+	i.mts.caller.RawSetString("__tostring", L.NewFunction(func(L *glua.LState) int {
+		L.Push(glua.LString("caller"))
+		return 1
+	}))
 	i.mts.err = mk("dsh.error")
 	tostring := func(v glua.LValue) string {
 		if t, ok := v.(*glua.LTable); ok && t.Metatable == glua.LValue(i.mts.err) {
@@ -81,6 +88,8 @@ func objectName(v glua.LValue) string {
 			return "signal"
 		case tokenValue:
 			return "token"
+		case *engine.Caller:
+			return "caller"
 		}
 	}
 	return "host"
@@ -105,9 +114,9 @@ type liveExec struct {
 
 // execObject builds the execution object a script sees: callId, rootCallId,
 // name, arguments, agent, parent (a token, the same userdata for the same
-// token), signal, and, for bodies, defer_context, conclude_turn, progress
-// and elicit. Fields are read lazily through __index; the object is
-// read-only.
+// token), caller (see callerObject; nil without one), signal, and, for
+// bodies, defer_context, conclude_turn, progress and elicit. Fields are read
+// lazily through __index; the object is read-only.
 func (i *instance) execObject(L *glua.LState, f *frame, exec *engine.Execution, run *engine.Run) *liveExec {
 	l := &liveExec{exec: exec, frame: f, run: run}
 	l.ud = L.NewUserData()
@@ -162,6 +171,13 @@ func (i *instance) execIndex(L *glua.LState) int {
 	case "parent":
 		if t := l.exec.Parent(); t != nil {
 			L.Push(i.tokenObject(L, t))
+		} else {
+			L.Push(glua.LNil)
+		}
+	case "caller":
+		// The verified identity the call runs for, nil without one.
+		if c := engine.CallerFrom(l.frame.caller); c != nil {
+			L.Push(i.callerObject(L, c))
 		} else {
 			L.Push(glua.LNil)
 		}
