@@ -204,16 +204,36 @@ func jsonKind(v any) string {
 	return "an object"
 }
 
-// blocksText derives a message from blocks: a text block gives its text, any
-// other block the literal "[<type> content]"; blocks are joined by newlines.
+// BlockText returns the text of a text block: a [TextBlock], or a
+// [RawBlock] {type: "text", text, ...} whose text is a string (an imported
+// MCP text block that keeps its annotations or _meta). Any other block,
+// and nil, is not text.
+func BlockText(b Block) (string, bool) {
+	switch b := b.(type) {
+	case TextBlock:
+		return b.Text, true
+	case RawBlock:
+		o, ok := b.Value.(*dsl.Object)
+		if !ok || b.BlockType() != "text" {
+			return "", false
+		}
+		text, _ := o.Get("text")
+		s, ok := text.(string)
+		return s, ok
+	}
+	return "", false
+}
+
+// blocksText derives a message from blocks: a text block (typed or raw, see
+// [BlockText]) gives its text, any other block the literal "[<type> content]"; blocks are joined by newlines.
 func blocksText(blocks []Block) string {
 	var s []byte
 	for i, b := range blocks {
 		if i > 0 {
 			s = append(s, '\n')
 		}
-		if t, ok := b.(TextBlock); ok {
-			s = append(s, t.Text...)
+		if t, ok := BlockText(b); ok {
+			s = append(s, t...)
 			continue
 		}
 		s = append(s, "["+blockTypeOf(b)+" content]"...)

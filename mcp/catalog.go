@@ -286,7 +286,7 @@ func (s *server) lists(d Diagnostic) bool {
 			}
 		}
 	case "prompt":
-		name := ToolName(d.Server, d.Item)
+		name := servedName(s.spec.prefix(), d.Item)
 		for _, p := range sc.prompts {
 			if p.Prompt.Name == name {
 				return true
@@ -358,7 +358,7 @@ func (s *server) listCatalog(ctx context.Context, sess *sdk.ClientSession) (*ser
 				continue
 			}
 			served := *r
-			served.Name = ToolName(name, r.Name)
+			served.Name = servedName(s.spec.prefix(), r.Name)
 			sc.resources = append(sc.resources, &served)
 		}
 		seen = map[string]bool{}
@@ -397,7 +397,7 @@ func (s *server) listCatalog(ctx context.Context, sess *sdk.ClientSession) (*ser
 				continue
 			}
 			served := *t
-			served.Name = ToolName(name, t.Name)
+			served.Name = servedName(s.spec.prefix(), t.Name)
 			sc.templates = append(sc.templates, CatalogTemplate{Server: name, Template: &served, match: match})
 		}
 	}
@@ -425,7 +425,7 @@ func (s *server) listCatalog(ctx context.Context, sess *sdk.ClientSession) (*ser
 		for i, p := range prompts {
 			own[i] = p.Name
 		}
-		names, reasons := mapNames(name, "prompt", own)
+		names, reasons := mapNames(s.spec.prefix(), "prompt", own)
 		for i, p := range prompts {
 			if reasons[i] != "" {
 				diags = append(diags, Diagnostic{Server: name, Kind: "prompt", Item: p.Name, Reason: reasons[i], Unnamed: p.Name == ""})

@@ -52,12 +52,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	if err := <-started; err != nil {
 		return nil, err
 	}
-	conn, err := (&sdk.IOTransport{Reader: stdout, Writer: stdin}).Connect(ctx)
-	if err != nil {
-		p.stop(0)
-		return nil, err
-	}
-	return &stdioConn{Connection: conn, p: p, terminate: t.terminate}, nil
+	return &stdioConn{Connection: newFrameConn(stdout, stdin), p: p, terminate: t.terminate}, nil
 }
 
 // serverProc is a started server.

@@ -36,10 +36,13 @@ const MaxShortenedServerName = engine.MaxToolName - len(Separator) - hashSuffix
 //
 // Distinct tools can map to one name ("a.b" and "a b" are both
 // "server__a_b"): [Connect] reports a collision as a [Diagnostic].
-func ToolName(server, tool string) string {
+func ToolName(server, tool string) string { return servedName(server+Separator, tool) }
+
+// servedName is ToolName with the prefix given whole: "NAME__", or nothing
+// for a Bare server's items.
+func servedName(prefix, tool string) string {
 	var b strings.Builder
-	b.WriteString(server)
-	b.WriteString(Separator)
+	b.WriteString(prefix)
 	for _, r := range tool {
 		if b.Len() > engine.MaxToolName {
 			break // shortened below: the rest is in the hash only
@@ -50,7 +53,7 @@ func ToolName(server, tool string) string {
 			b.WriteByte('_')
 		}
 	}
-	if b.Len() <= engine.MaxToolName || len(server) > MaxShortenedServerName {
+	if b.Len() <= engine.MaxToolName || len(prefix) > MaxShortenedServerName+len(Separator) {
 		return b.String()
 	}
 	sum := sha256.Sum256([]byte(tool))
@@ -67,12 +70,12 @@ func ToolName(server, tool string) string {
 // Either way the outcome does not depend on the order of the listing, so
 // that a name never passes from one of the server's tools to another when
 // the server lists them in another order.
-func servedNames(server string, tools []*sdk.Tool) ([]string, []Diagnostic) {
+func servedNames(server, prefix string, tools []*sdk.Tool) ([]string, []Diagnostic) {
 	own := make([]string, len(tools))
 	for i, t := range tools {
 		own[i] = t.Name
 	}
-	names, reasons := mapNames(server, "tool", own)
+	names, reasons := mapNames(prefix, "tool", own)
 	var diags []Diagnostic
 	for i, reason := range reasons {
 		if reason != "" {
@@ -85,7 +88,7 @@ func servedNames(server string, tools []*sdk.Tool) ([]string, []Diagnostic) {
 // mapNames is servedNames for the names of any kind of item ("tool",
 // "prompt"): the served name of each ("" for one not imported) and the
 // reason each is not imported ("" for one that is).
-func mapNames(server, kind string, own []string) ([]string, []string) {
+func mapNames(prefix, kind string, own []string) ([]string, []string) {
 	names := make([]string, len(own))
 	reasons := make([]string, len(own))
 	byName := map[string][]int{}
@@ -94,7 +97,7 @@ func mapNames(server, kind string, own []string) ([]string, []string) {
 			reasons[i] = "not imported: " + engine.CheckToolName("").Error()
 			continue
 		}
-		name := ToolName(server, t)
+		name := servedName(prefix, t)
 		if err := engine.CheckToolName(name); err != nil {
 			reasons[i] = fmt.Sprintf("not imported: %v (a server name over %d bytes leaves no room to shorten it)",
 				err, MaxShortenedServerName)
@@ -109,7 +112,7 @@ func mapNames(server, kind string, own []string) ([]string, []string) {
 		}
 		keeper := -1
 		for _, j := range same {
-			if name == server+Separator+own[j] {
+			if name == prefix+own[j] {
 				if keeper >= 0 { // the server listed the name twice: none keeps it
 					keeper = -1
 					break

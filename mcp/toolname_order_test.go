@@ -15,7 +15,7 @@ func TestCollisionOutcomeDoesNotDependOnListingOrder(t *testing.T) {
 		for i, n := range order {
 			tools[i] = &sdk.Tool{Name: n}
 		}
-		names, diags := servedNames("t", tools)
+		names, diags := servedNames("t", "t__", tools)
 		got := map[string]string{}
 		for i, n := range order {
 			got[n] = names[i]
@@ -36,7 +36,7 @@ func TestCollisionOutcomeDoesNotDependOnListingOrder(t *testing.T) {
 		})
 	}
 	t.Run("a name the server lists twice is served for neither", func(t *testing.T) {
-		names, diags := servedNames("t", []*sdk.Tool{{Name: "a"}, {Name: "a"}})
+		names, diags := servedNames("t", "t__", []*sdk.Tool{{Name: "a"}, {Name: "a"}})
 		if names[0] != "" || names[1] != "" || len(diags) != 2 {
 			t.Errorf("names %q, diagnostics %q", names, diags)
 		}

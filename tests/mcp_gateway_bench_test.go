@@ -78,38 +78,44 @@ func TestServeAnswersInitializeWhileAnImportHangs(t *testing.T) {
 	}
 }
 
-// gatewayCall alternates direct and served calls b.N times in all, the
-// first of each pair alternating too, and reports each one's mean and the
-// ratio served / direct.
-func gatewayCall(b *testing.B, direct, served func()) {
-	var d, s time.Duration
+// gatewayCalls makes b.N calls of each of calls, in turn, each going
+// first, second, … in rotation so that the machine's noise falls on all,
+// and reports each one's mean (NAME-µs/call) and its ratio to the first's
+// (NAME-ratio; "ratio" for "served").
+func gatewayCalls(b *testing.B, names []string, calls []func()) {
+	took := make([]time.Duration, len(calls))
 	i := 0
 	for b.Loop() {
-		i++
-		t0 := time.Now()
-		if i%2 == 0 {
-			direct()
-			t1 := time.Now()
-			served()
-			d += t1.Sub(t0)
-			s += time.Since(t1)
-		} else {
-			served()
-			t1 := time.Now()
-			direct()
-			s += t1.Sub(t0)
-			d += time.Since(t1)
+		for k := range calls {
+			j := (i + k) % len(calls)
+			t0 := time.Now()
+			calls[j]()
+			took[j] += time.Since(t0)
 		}
+		i++
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(d.Microseconds())/n, "direct-µs/call")
-	b.ReportMetric(float64(s.Microseconds())/n, "served-µs/call")
-	b.ReportMetric(float64(s)/float64(d), "ratio")
+	for j, name := range names {
+		b.ReportMetric(float64(took[j].Microseconds())/n, name+"-µs/call")
+		if j == 0 {
+			continue
+		}
+		metric := name + "-ratio"
+		if name == "served" {
+			metric = "ratio"
+		}
+		b.ReportMetric(float64(took[j])/float64(took[0]), metric)
+	}
 }
 
 // BenchmarkGatewayCallGo: the Go SDK's client calls echo of mcp-echo-server
-// (this test binary, a Go SDK server on stdio) directly, and as up__echo
-// through `dsh --mcp up=mcp-echo-server serve`, both over stdio.
+// (this test binary, a Go SDK server on stdio) directly, as up__echo
+// through `dsh --mcp up=mcp-echo-server serve`, both over stdio, and
+// through mcp-relay-server (a gateway of the SDK alone: the floor of any
+// gateway built on it, "relay"), in turn call by call. With
+// DSH_BENCH_BASELINE naming another dsh binary (the tree before a change,
+// built the same way), it is called too ("baseline"), so that a change is
+// measured before and after in one run.
 func BenchmarkGatewayCallGo(b *testing.B) {
 	bin := buildDsh(b)
 	exe, err := os.Executable()
@@ -130,20 +136,28 @@ func BenchmarkGatewayCallGo(b *testing.B) {
 		return cs
 	}
 	direct := connect(exec.Command(server))
-	served := connect(exec.Command(bin, "--mcp", "up="+server, "serve"))
-	// The import connects in the background.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		res, err := served.ListTools(b.Context(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if slices.ContainsFunc(res.Tools, func(t *sdk.Tool) bool { return t.Name == "up__echo" }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("dsh serve did not list up__echo within a minute")
+	relay := filepath.Join(filepath.Dir(server), "mcp-relay-server")
+	if err := os.Symlink(exe, relay); err != nil {
+		b.Fatal(err)
+	}
+	gateway := func(bin string) *sdk.ClientSession {
+		cs := connect(exec.Command(bin, "--mcp", "up="+server, "serve"))
+		// The import connects in the background.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			res, err := cs.ListTools(b.Context(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if slices.ContainsFunc(res.Tools, func(t *sdk.Tool) bool { return t.Name == "up__echo" }) {
+				return cs
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("%s serve did not list up__echo within a minute", bin)
+			}
 		}
 	}
+	served := gateway(bin)
+	relayed := connect(exec.Command(relay, server))
 	call := func(cs *sdk.ClientSession, name string) func() {
 		args := json.RawMessage(`{"text":"Ada"}`)
 		return func() {
@@ -156,7 +170,13 @@ func BenchmarkGatewayCallGo(b *testing.B) {
 			}
 		}
 	}
-	gatewayCall(b, call(direct, "echo"), call(served, "up__echo"))
+	names := []string{"direct", "served", "relay"}
+	calls := []func(){call(direct, "echo"), call(served, "up__echo"), call(relayed, "echo")}
+	if base := os.Getenv("DSH_BENCH_BASELINE"); base != "" {
+		names = append(names, "baseline")
+		calls = append(calls, call(gateway(base), "up__echo"))
+	}
+	gatewayCalls(b, names, calls)
 }
 
 // BenchmarkGatewayCallTS: testdata/mcpperf/bench.mjs, a client written with

@@ -174,14 +174,14 @@ func (p presenter) card(src cardSource) card {
 	return c
 }
 
-// contentText is how blocks read as text: a text block is its text, any
-// other block "[<type> content]", as the pipeline derives a message from
-// blocks.
+// contentText is how blocks read as text: a text block (typed, or a raw
+// annotated one: engine.BlockText) is its text, any other block
+// "[<type> content]", as the pipeline derives a message from blocks.
 func contentText(blocks []engine.Block) string {
 	parts := make([]string, 0, len(blocks))
 	for _, b := range blocks {
-		if t, ok := b.(engine.TextBlock); ok {
-			parts = append(parts, t.Text)
+		if t, ok := engine.BlockText(b); ok {
+			parts = append(parts, t)
 			continue
 		}
 		typ := b.BlockType()

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,28 +23,29 @@ const maxStdioLine = sdk.DefaultMaxLineLength
 // have: the SDK's decoder refuses a deeper one, and ends the session.
 const maxStdioDepth = 1000
 
-// stdioLines is the standard input of "dsh serve" on stdio, line by line.
-// Only lines the MCP SDK can take reach it: a line the SDK's reader would
-// end the session on (a line over maxStdioLine, which is read through
-// without being held; a line that is not JSON; a message nested deeper
-// than maxStdioDepth; a batch; anything that is not a JSON-RPC 2.0 message)
-// is answered on out with the JSON-RPC error it earns, reported with warn,
-// and dropped. A blank line is dropped. It closes the input it reads.
+// stdioLines is the standard input of "dsh serve" on stdio, message by
+// message. Only lines the MCP SDK can take become messages: a line the
+// SDK's reader would end the session on (a line over maxStdioLine, which is
+// read through without being held; a line that is not JSON; a message
+// nested deeper than maxStdioDepth; a batch; anything that is not a
+// JSON-RPC 2.0 message) is answered on out with the JSON-RPC error it
+// earns, reported with warn, and dropped. A blank line is dropped. Each
+// line is decoded once, by the check (see lineConn). It closes the input
+// it reads.
 type stdioLines struct {
-	src     io.Reader
-	in      *boundedLines
-	out     io.Writer // shared with the SDK: one Write per message, never interleaved
-	warn    func(line int, msg string)
-	pending []byte
+	src  io.Reader
+	in   *boundedLines
+	out  io.Writer // shared with the SDK: one Write per message, never interleaved
+	warn func(line int, msg string)
 }
 
 func newStdioLines(src io.Reader, out io.Writer, warn func(line int, msg string)) *stdioLines {
 	return &stdioLines{src: src, in: newBoundedLines(src, maxStdioLine), out: out, warn: warn}
 }
 
-// Read implements io.Reader.
-func (s *stdioLines) Read(p []byte) (int, error) {
-	for len(s.pending) == 0 {
+// message returns the next message the SDK can take.
+func (s *stdioLines) message() (jsonrpc.Message, error) {
+	for {
 		line, err := s.in.next()
 		var long *longLineError
 		switch {
@@ -50,11 +53,12 @@ func (s *stdioLines) Read(p []byte) (int, error) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			if bad := checkStdioLine(line); bad != nil {
+			msg, bad := decodeStdioLine(line)
+			if bad != nil {
 				s.answer(s.in.n, bad)
 				continue
 			}
-			s.pending = append(append(s.pending[:0], line...), '\n')
+			return msg, nil
 		case errors.As(err, &long):
 			s.answer(long.Line, &badLine{
 				id:      readableID(long.Head),
@@ -62,12 +66,9 @@ func (s *stdioLines) Read(p []byte) (int, error) {
 				message: fmt.Sprintf("invalid request: the message has %d bytes, over the %d a message may have", long.Bytes, long.Max),
 			})
 		default:
-			return 0, err
+			return nil, err
 		}
 	}
-	n := copy(p, s.pending)
-	s.pending = s.pending[n:]
-	return n, nil
 }
 
 // answer writes bad's error response, and warns of it.
@@ -107,11 +108,11 @@ func (b *badLine) response() []byte {
 	return buf.Bytes()
 }
 
-// checkStdioLine returns what is wrong with line for the SDK, or nil when
-// the SDK can take it: it decodes it as the SDK does.
-func checkStdioLine(line []byte) *badLine {
+// decodeStdioLine decodes line as the SDK does, or returns what is wrong
+// with it for the SDK.
+func decodeStdioLine(line []byte) (jsonrpc.Message, *badLine) {
 	if depth := jsonDepth(line); depth > maxStdioDepth {
-		return &badLine{id: readableID(line), code: jsonrpc.CodeInvalidRequest,
+		return nil, &badLine{id: readableID(line), code: jsonrpc.CodeInvalidRequest,
 			message: fmt.Sprintf("invalid request: the message is nested deeper than the %d levels it may have", maxStdioDepth)}
 	}
 	if !json.Valid(line) {
@@ -121,30 +122,31 @@ func checkStdioLine(line []byte) *badLine {
 		if err != nil {
 			msg += ": " + err.Error()
 		}
-		return &badLine{id: readableID(line), code: jsonrpc.CodeParseError, message: msg}
+		return nil, &badLine{id: readableID(line), code: jsonrpc.CodeParseError, message: msg}
 	}
 	switch bytes.TrimLeft(line, " \t\r\n")[0] {
 	case '[':
-		return &badLine{id: null, code: jsonrpc.CodeInvalidRequest, message: "batch requests are not supported"}
+		return nil, &badLine{id: null, code: jsonrpc.CodeInvalidRequest, message: "batch requests are not supported"}
 	case '{':
 	default:
-		return &badLine{id: null, code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message is a JSON object"}
+		return nil, &badLine{id: null, code: jsonrpc.CodeInvalidRequest, message: "invalid request: a message is a JSON object"}
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
 		m := readMembers(line)
-		msg := "invalid request: " + err.Error()
+		reason := "invalid request: " + err.Error()
 		var wire *jsonrpc.Error
 		switch {
 		case string(m.version) != `"2.0"`:
-			msg = `invalid request: "jsonrpc" must be "2.0"`
+			reason = `invalid request: "jsonrpc" must be "2.0"`
 		case m.badID:
-			msg = `invalid request: "id" must be a string, a number or null`
+			reason = `invalid request: "id" must be a string, a number or null`
 		case errors.As(err, &wire) && wire.Code == jsonrpc.CodeInvalidRequest:
-			msg = `invalid request: a message has a "method", or answers an "id"`
+			reason = `invalid request: a message has a "method", or answers an "id"`
 		}
-		return &badLine{id: m.id, code: jsonrpc.CodeInvalidRequest, message: msg}
+		return nil, &badLine{id: m.id, code: jsonrpc.CodeInvalidRequest, message: reason}
 	}
-	return nil
+	return msg, nil
 }
 
 var null = json.RawMessage("null")
@@ -255,26 +257,23 @@ func skipJSON(dec *json.Decoder) error {
 	return nil
 }
 
-// stdioTransport is dsh's MCP transport on stdio: the SDK's newline
-// delimited transport over stdioLines, whose requests must carry ids not
-// already in flight (the SDK drops a request reusing one without an answer:
-// dsh answers it with an error).
+// stdioTransport is dsh's MCP transport on stdio: newline delimited
+// messages read from stdioLines (a lineConn), whose requests must carry ids
+// not already in flight (the SDK drops a request reusing one without an
+// answer: dsh answers it with an error).
 type stdioTransport struct {
 	in  *stdioLines
-	out io.WriteCloser
+	out io.Writer
 }
 
 // Connect implements sdk.Transport.
-func (t *stdioTransport) Connect(ctx context.Context) (sdk.Connection, error) {
-	c, err := (&sdk.IOTransport{Reader: t.in, Writer: t.out}).Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &stdioConn{Connection: c, inFlight: map[jsonrpc.ID]struct{}{}}, nil
+func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
+	return &stdioConn{Connection: newLineConn(t.in, t.out), inFlight: map[jsonrpc.ID]struct{}{}}, nil
 }
 
 // stdioConn is a connection that answers a request whose id is already in
-// flight with an error, rather than handing it to the server.
+// flight with an error, rather than handing it to the server, and gives
+// the SDK's refusal of a request before initialize a JSON-RPC code.
 type stdioConn struct {
 	sdk.Connection
 	mu       sync.Mutex
@@ -310,11 +309,54 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // Write implements sdk.Connection. A response frees its id before it is
 // written: the client may reuse the id as soon as it reads the response.
+// The SDK's refusals of a request out of the session's lifecycle, errors
+// without a code, go out as invalid requests (see lifecycleError).
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		delete(c.inFlight, resp.ID)
 		c.mu.Unlock()
+		if e := lifecycleError(resp.Error); e != nil {
+			cp := *resp
+			cp.Error = e
+			msg = &cp
+		}
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// lifecycleError returns the error that answers a request the SDK refused
+// because it came before initialize, or was a second initialize; nil when
+// err is neither. The SDK (v1.8.0) refuses them with plain errors, which go
+// out with code 0. The SDK alone knows which requests pass its gate (ping,
+// and the sessionless requests of protocol 2026-07-28, which carry their
+// version in _meta), so dsh keeps its decision and gives it code -32600
+// (invalid request), as dsh serve's HTTP handler answers a request without
+// a session:
+//
+//	method "tools/list" is invalid before initialize: send initialize first
+//	duplicate "initialize" received
+func lifecycleError(err error) *jsonrpc.Error {
+	var wire *jsonrpc.Error
+	if err == nil || errors.As(err, &wire) {
+		return nil
+	}
+	msg := err.Error()
+	if msg == `duplicate "initialize" received` {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+	}
+	rest, ok := strings.CutPrefix(msg, "method ")
+	if !ok {
+		return nil
+	}
+	quoted, ok := strings.CutSuffix(rest, " is invalid during session initialization")
+	if !ok {
+		return nil
+	}
+	method, uerr := strconv.Unquote(quoted)
+	if uerr != nil {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("method %q is invalid before initialize: send initialize first", method)}
 }

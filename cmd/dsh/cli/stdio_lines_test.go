@@ -25,6 +25,19 @@ type stdioClient struct {
 // its session.
 func startStdioServe(t *testing.T, scripts string) *stdioClient {
 	t.Helper()
+	c := startStdioServeBare(t, scripts)
+	c.send(strings.NewReader(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
+	if got := c.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"init","result":`) {
+		t.Fatalf("initialize answered %s", got)
+	}
+	return c
+}
+
+// startStdioServeBare starts "dsh serve" on stdio over scripts, its session
+// not initialized.
+func startStdioServeBare(t *testing.T, scripts string) *stdioClient {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &stdioClient{t: t, in: make(chan io.Reader, 8), out: bufio.NewReaderSize(outR, 1<<20), stderr: &syncBuffer{}, code: make(chan int, 1)}
@@ -54,11 +67,6 @@ func startStdioServe(t *testing.T, scripts string) *stdioClient {
 			t.Errorf("exit status %d, want 0; stderr:\n%s", code, c.stderr)
 		}
 	})
-	c.send(strings.NewReader(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"))
-	if got := c.next(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":"init","result":`) {
-		t.Fatalf("initialize answered %s", got)
-	}
 	return c
 }
 
