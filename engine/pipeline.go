@@ -29,12 +29,17 @@ type call struct {
 	finalize func(*Execution, *Result) ([]Block, error)
 	project  func(*Execution, *Result) ([]Block, error)
 	invoked  bool // the body was invoked
+	hidden   bool // the caller's context hides the tool (WithToolFilter)
 	// wrapperErr is the first throw of an inner tools/execute wrapper.
 	wrapperErr error
 }
 
-// resolve returns the call's registration in the registry of its epoch.
+// resolve returns the call's registration in the registry of its epoch,
+// nil for a tool the caller's context hides (WithToolFilter).
 func (c *call) resolve() *registration {
+	if c.hidden {
+		return nil
+	}
 	return c.svc.resolveIn(c.ep.reg.Load(), c.exec.name, c.exec.agent, c.exec.toolSet)
 }
 
@@ -50,6 +55,7 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	var limit *ToolError // a nested call past the depth or its root's budget
 	exec.token, limit = s.nest(in.Parent, exec.callID, in.OwnBudget)
 	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
+	c.hidden = in.Name != TransportName && !Admits(ctx, in.Name)
 	exec.epoch = c.ep.n
 	// C2: the visible definition, and whether the surface is collapsed.
 	reg := c.resolve()

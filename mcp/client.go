@@ -64,6 +64,9 @@ type Options struct {
 	// Roots are the directories dsh offers every server as its roots
 	// (roots/list, as file:// URIs): dsh serve's --workspace.
 	Roots []string
+	// OAuth configures the authorization flow of HTTP imports whose
+	// servers ask for one (oauth.go).
+	OAuth OAuthOptions
 }
 
 func (o *Options) connectTimeout() time.Duration {
@@ -170,6 +173,8 @@ type Client struct {
 	wg      sync.WaitGroup
 	once    sync.Once
 	catalog catalogHub // the subscribers to the servers' catalogue (catalog.go)
+	oauthMu sync.Mutex
+	oauth   map[string]*oauthImport // the HTTP imports' authorizations, by server (oauth.go)
 }
 
 // Connect imports servers into svc. It connects to every server at once and
@@ -259,8 +264,9 @@ type server struct {
 	state  atomic.Pointer[connState]
 	relist chan struct{} // a tools/list_changed to act on
 	stderr *tail
-	scope  *engine.Scope // its registrations; only run (then Close) touches it
-	tasks  *taskWatch    // the current connection's tools requiring tasks; only run touches it
+	scope  *engine.Scope            // its registrations; only run (then Close) touches it
+	tasks  *taskWatch               // the current connection's tools requiring tasks; only run touches it
+	served atomic.Pointer[[]string] // the names its last listing registered
 
 	// recatalog is a resources or prompts list_changed to act on, and
 	// catalog the latest listing of those (catalog.go).
@@ -296,13 +302,20 @@ func (s *server) run(root, start context.Context, first func([]Diagnostic)) {
 		cancel()
 		if err != nil {
 			reason := s.reason(err)
+			login := errors.Is(err, ErrNeedsLogin)
+			if login {
+				reason = needsLogin(s.spec.Name) // see oauth.go
+			}
 			s.state.Store(&connState{reason: reason})
 			if first != nil {
 				if root.Err() == nil {
-					first(append(diags, Diagnostic{Server: s.spec.Name, Reason: "cannot connect: " + reason}))
+					if !login {
+						reason = "cannot connect: " + reason
+					}
+					first(append(diags, Diagnostic{Server: s.spec.Name, Reason: reason}))
 				}
 				first = nil
-			} else if root.Err() == nil {
+			} else if root.Err() == nil && !login { // a login is asked for once
 				s.c.logger.Warn("MCP server not connected, retrying", "server", s.spec.Name, "reason", reason, "retry-in", delay)
 			}
 		} else {
@@ -396,8 +409,15 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 func (s *server) dial() (sdk.Transport, error) {
 	if s.spec.URL != "" {
 		var hc *http.Client
+		var rt http.RoundTripper = http.DefaultTransport
 		if len(s.spec.Headers) > 0 {
-			hc = &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.spec.Headers}}
+			rt = headerTransport{base: rt, headers: s.spec.Headers}
+		}
+		if imp := s.c.oauthFor(s.spec); imp != nil {
+			rt = &oauthTransport{base: rt, imp: imp} // see oauth.go
+		}
+		if rt != http.DefaultTransport {
+			hc = &http.Client{Transport: rt}
 		}
 		if s.spec.SSE {
 			return &sseTransport{t: &sdk.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc}}, nil
@@ -511,7 +531,7 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 	var defs []named
 	// Each tool gets its served name (ToolName); the empty name and the
 	// names that collide once mapped are diagnostics, not tools.
-	names, diags := servedNames(s.spec.Name, tools)
+	names, diags := servedNames(s.spec.Name, s.spec.prefix(), tools)
 	diags = append(listed, diags...)
 	for i, t := range tools {
 		if names[i] == "" {
@@ -530,11 +550,15 @@ func (s *server) sync(ctx context.Context, sess *sdk.ClientSession) ([]Diagnosti
 			s.scope.Dispose()
 		}
 		next = s.c.svc.Global()
+		var served []string
 		for _, d := range defs {
 			if _, err := next.Register(d.def); err != nil {
 				diags = append(diags, Diagnostic{Server: s.spec.Name, Tool: d.tool, Reason: err.Error()})
+				continue
 			}
+			served = append(served, d.def.Name)
 		}
+		s.served.Store(&served)
 		return nil
 	})
 	if err != nil {

@@ -33,6 +33,9 @@ type ServerSpec struct {
 	// Headers are sent with every request to URL (an Authorization
 	// header, say).
 	Headers map[string]string
+	// OAuth tunes the authorization flow of an HTTP import (a config's
+	// "oauth" object; see oauth.go).
+	OAuth *OAuthConfig
 	// Timeout bounds each call of the server's tools: it is the tools'
 	// engine timeout (engine.Definition.Timeout), which the engine's
 	// timeout policy enforces (DefaultCallTimeout when 0).
@@ -53,6 +56,21 @@ type ServerSpec struct {
 	// see [Catalog]): a listing past it stops there, and a Diagnostic
 	// says the rest are not re-exported.
 	MaxCatalog int
+	// Bare serves the server's tools, resources and prompts under their
+	// own names (mapped to the tool-name rule) instead of "NAME__name": a
+	// config's "prefix": false, for a gateway in front of one server whose
+	// clients know its names. A name that collides with another tool is a
+	// Diagnostic, as any collision is.
+	Bare bool
+}
+
+// prefix is what the served names of the server's items start with:
+// "NAME__", or nothing for a Bare server.
+func (s ServerSpec) prefix() string {
+	if s.Bare {
+		return ""
+	}
+	return s.Name + Separator
 }
 
 // DefaultCallTimeout is the timeout of an imported tool whose server sets
@@ -252,6 +270,8 @@ func ParseConfig(data []byte) ([]ServerSpec, error) {
 //     [ServerSpec].Timeout), "maxTools" caps the tools imported from it
 //     (see [ServerSpec].MaxTools), and "maxCatalog" each kind of its
 //     re-exported resources, templates and prompts ([ServerSpec].MaxCatalog);
+//   - "prefix": false serves its items under their own names, not
+//     "NAME__name" ([ServerSpec].Bare);
 //   - "disabled": true leaves the server out (it is not checked further);
 //   - any other key ("autoApprove", "alwaysAllow", ...) is a warning, the
 //     server is read without it.
@@ -387,6 +407,16 @@ func configServer(name string, o *dsl.Object, lookup func(string) (string, bool)
 			spec.MaxTools, err = configMaxTools(x)
 		case "maxCatalog":
 			spec.MaxCatalog, err = configMaxCatalog(x)
+		case "oauth":
+			var more []string
+			spec.OAuth, more, err = configOAuth(x, lookup) // oauth_config.go
+			unused = append(unused, more...)
+		case "prefix":
+			prefixed, ok := x.(bool)
+			if !ok {
+				err = errors.New(`"prefix" must be true or false`)
+			}
+			spec.Bare = ok && !prefixed
 		default:
 			unused = append(unused, k)
 		}
@@ -428,6 +458,8 @@ func checkServer(spec ServerSpec, typ string) (ServerSpec, error) {
 		return ServerSpec{}, fmt.Errorf(`type %q needs "url", not "command"`, typ)
 	case spec.Headers != nil:
 		return ServerSpec{}, errors.New(`"headers" apply to a url, not a command`)
+	case spec.OAuth != nil:
+		return ServerSpec{}, errors.New(`"oauth" applies to a url, not a command`)
 	}
 	return spec, nil
 }

@@ -28,6 +28,23 @@
 // server's, not the engine's: run_code programs cannot call it, and it
 // does not go through the pipeline, as tools/list does not.
 //
+// Serving with OAuth: with HTTPOptions.Resource, a [ResourceServer]
+// (server_auth.go) makes the HTTP endpoint an OAuth protected resource: it
+// publishes RFC 9728 metadata (MetadataHandler), answers a request without
+// a token 401 with a challenge naming it, and verifies each token, a JWT
+// signed with RS256, PS256, ES256 or EdDSA (never none or HMAC) by a key of
+// the issuer's JWKS, for "iss", "aud" (the audience), "exp" (required) and
+// "nbf" within [TokenSkew]. The JWKS is located through the issuer's
+// metadata (the SDK's auth.GetAuthServerMetadata), cached an hour and
+// fetched again for an unknown key id at most every 30 s; each fetch is
+// bounded at 10 s and 1 MiB, 100 keys are kept, a token is at most 16 KiB
+// (jwks.go). A verified call runs for its engine.Caller (sub, client_id or
+// azp, scope or scp), and ServerOptions.ToolScopes ([ToolScopes], at most
+// 10,000 rules) hides from a token the tools its scopes do not cover.
+// With ResourceOptions.Introspection every token is checked at the
+// issuer's introspection endpoint instead (RFC 7662; 10 s, 1 MiB). Tokens
+// never reach logs or answers.
+//
 // Importing: [Connect] starts or dials MCP servers ([ServerSpec], parsed
 // from "NAME=COMMAND ARGS..." or "NAME=URL" by [ParseSpec] and from a
 // Claude-style mcpServers file by [LoadConfig] and [ReadConfig], which
@@ -70,7 +87,10 @@
 // parent-death signal); when its connection closes (a reconnect, the
 // client's Close, the server's own exit) its group is killed and so is
 // every orphan dsh adopted as a subreaper, so nothing the server started
-// outlives its connection.
+// outlives its connection. Its messages are read as the SDK's IOTransport
+// reads them (newline delimited, 16 MiB a frame, batches taken apart) but
+// decoded once each (stdio_conn.go: the SDK's reader tries every message
+// as a batch first, a second decode).
 // A server's progress on a call is relayed to the call's own listener.
 // A server's questions pass through (client_questions.go): the import
 // client declares elicitation (form and URL modes) and sampling, and puts a
@@ -154,6 +174,26 @@
 // being a Diagnostic; a result's size is
 // bounded by the transport (16 MiB a stdio frame or SSE event; the SDK
 // reads a streamable HTTP JSON response whole).
+//
+// An HTTP import without an Authorization header is an OAuth 2.1 client
+// (oauth.go), with the SDK's auth and oauthex packages doing the flow: a
+// 401 with a Bearer challenge (or a 403 insufficient_scope, a step-up)
+// runs protected resource metadata discovery (RFC 9728), authorization
+// server metadata (RFC 8414, OpenID discovery), a client ID metadata
+// document, a configured client ([OAuthConfig]) or dynamic registration
+// (RFC 7591), PKCE, the resource parameter (RFC 8707) and the challenge's
+// scopes, then retries the request once. The code comes back on a loopback
+// redirect (127.0.0.1, one listener for the flow, at most
+// OAuthOptions.LoginTimeout, 5 min). Tokens are kept by a [TokenStore] (a
+// [FileTokenStore] in os.UserConfigDir()/dsh/oauth: directory 0700, one
+// file per server name and URL, 0600, written atomically) and refreshed
+// by themselves, before their expiry or once when the server refuses one;
+// a refresh that fails forgets them. Only an interactive process
+// (OAuthOptions.Interactive) starts a flow; otherwise a server asking for
+// one, and publishing OAuth metadata, is not connected, with the one
+// reason "needs a login: run dsh mcp login NAME" ([ErrNeedsLogin]), not
+// logged again at each retry. Tokens and secrets never reach a log, an
+// error, a Diagnostic or a tool: the transport alone adds the header.
 //
 // The package is an addition to the architecture's table of folders: it
 // depends on engine/ and dsl/, and only cmd/dsh imports it.

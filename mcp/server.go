@@ -58,6 +58,10 @@ type ServerOptions struct {
 	// goes as an elicitation request or as an input request of a
 	// multi-round-trip result (default [DefaultApprovalTimeout]).
 	ApprovalTimeout time.Duration
+	// ToolScopes, when set, hides from a request whose token was verified
+	// (HTTPOptions.Resource) the tools its scopes do not cover: neither
+	// listed nor callable (see [ToolScopes], server_auth_scopes.go).
+	ToolScopes *ToolScopes
 }
 
 // Server serves an engine's tools over MCP: tools/list is what the agent's
@@ -128,7 +132,7 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
 		},
 	})
-	s.server.AddReceivingMiddleware(checkSetLevel, s.setInstructions, s.pollCalls)
+	s.server.AddReceivingMiddleware(checkSetLevel, s.setInstructions, s.pollCalls, s.scopeTools)
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -342,6 +346,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest) *sdk.CallToo
 	defer notes.finish() // the notifications go before the result
 	ctx = engine.WithElicit(ctx, elicit)
 	ctx = engine.WithSample(ctx, sample)
+	ctx = s.forCaller(ctx, req.Extra) // the verified token's identity and its tools, if any (server_auth_scopes.go)
 	set, err := s.scope.Resolve(ctx, nil)
 	if err != nil {
 		return errorResult(fmt.Sprintf("resolving the tool set: %v", err))

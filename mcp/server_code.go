@@ -119,7 +119,7 @@ func (s *Server) handleDescribe(ctx context.Context, req *sdk.CallToolRequest) (
 			return errorResult(DescribeToolName + `: the arguments must be {tools?: string[]}`), nil
 		}
 	}
-	text, err := s.sdkFor(ctx, args.Tools)
+	text, err := s.sdkFor(s.forCaller(ctx, req.Extra), args.Tools)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
@@ -134,7 +134,7 @@ func (s *Server) sdkFor(ctx context.Context, names *[]string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("resolving the tool set: %w", err)
 	}
-	defs := s.scope.Definitions(set)
+	defs := slices.DeleteFunc(s.scope.Definitions(set), func(d *engine.Definition) bool { return !engine.Admits(ctx, d.Name) })
 	if names != nil {
 		var keep []*engine.Definition
 		for _, def := range defs {

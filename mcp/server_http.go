@@ -18,6 +18,11 @@ type HTTPOptions struct {
 	// ("Authorization: Bearer <token>", the scheme in any case); others
 	// get 401.
 	Token string
+	// Resource, when set, makes the server an OAuth protected resource:
+	// every request must carry an access token it verifies (see
+	// [ResourceServer]), and Token is not consulted. Mount its
+	// MetadataHandler at its MetadataPaths.
+	Resource *ResourceServer
 	// AllowedHosts are the host names (without port) a request's Host may
 	// name besides the loopback ones (localhost, 127.0.0.1, ::1); "*"
 	// allows any. An Origin whose host is one of them by name is allowed
@@ -103,7 +108,11 @@ func (s *Server) HTTPHandler(opts HTTPOptions) http.Handler {
 	if opts.PollAfter > 0 && sopts.EventStore != nil {
 		s.pollAfter.Store(int64(opts.PollAfter))
 	}
-	return &guard{next: s.sessionVersions(s.capSessions(s.endingSessions(h), maxSessions)), opts: opts, max: max}
+	g := &guard{next: s.sessionVersions(s.capSessions(s.endingSessions(h), maxSessions)), opts: opts, max: max}
+	if opts.Resource != nil {
+		g.next = opts.Resource.tokenInfo(g.next)
+	}
+	return g
 }
 
 // guard is the checks in front of the SDK's handler.
@@ -122,7 +131,12 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Forbidden: invalid Origin header", http.StatusForbidden)
 		return
 	}
-	if g.opts.Token != "" {
+	if g.opts.Resource != nil {
+		var ok bool
+		if r, ok = g.opts.Resource.authorize(w, r); !ok {
+			return
+		}
+	} else if g.opts.Token != "" {
 		got, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(g.opts.Token)) != 1 {
 			challenge := `Bearer realm="dsh"`

@@ -55,4 +55,8 @@
 //     bound, which would end the session: a warning, and the line is
 //     replaced by a notification no server acts on). A log line written
 //     cut (engine.LogCutKey) is replayed as written, with a warning.
+//
+// dsh serve on stdio decodes each line of its input once (stdio_conn.go):
+// the check that answers a line the SDK cannot take hands the SDK the
+// message it decoded, rather than the line for the SDK to decode again.
 package cli

@@ -56,6 +56,8 @@ func TestEveryGlobalFlagIsUsedOrRefused(t *testing.T) {
 		"dsh replay":          {"log.jsonl"},
 		"dsh schema check":    {"s.json"},
 		"dsh schema validate": {"s.json", "v.json"},
+		"dsh mcp login":       {"up"},
+		"dsh mcp logout":      {"up"},
 	}
 	root := newRootCmd(&options{})
 	globals := root.PersistentFlags()

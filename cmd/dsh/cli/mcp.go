@@ -70,19 +70,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	if s.opts.verbose {
 		stderr = s.opts.stderr
 	}
-	// The servers register their tools, SERVER__tool, in swaps that report
-	// no names: what they registered is what is new after Connect.
-	before := map[string]bool{}
-	for _, d := range s.svc.Global().Definitions(nil) {
-		before[d.Name] = true
-	}
-	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots()})
-	tools := map[string][]string{}
-	for _, d := range s.svc.Global().Definitions(nil) {
-		if server, _, ok := strings.Cut(d.Name, mcp.Separator); ok && !before[d.Name] {
-			tools[server] = append(tools[server], d.Name)
-		}
-	}
+	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions()})
 	s.mcp = client
 	unreached := map[string]bool{}
 	for _, d := range diags {
@@ -93,7 +81,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	}
 	for _, spec := range specs {
 		if !unreached[spec.Name] {
-			s.imported = append(s.imported, importedServer{name: spec.Name, tools: tools[spec.Name]})
+			s.imported = append(s.imported, importedServer{name: spec.Name, tools: client.Tools(spec.Name)})
 		}
 	}
 	return nil
@@ -116,7 +104,7 @@ func (s *session) startMCP() error {
 		stderr = s.opts.stderr
 	}
 	w := s.opts.stderr
-	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots()}, func(_ string, diags []mcp.Diagnostic) {
+	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions()}, func(_ string, diags []mcp.Diagnostic) {
 		var b strings.Builder
 		for _, d := range diags {
 			b.WriteString(mcpDiagnostic(d).String() + "\n")

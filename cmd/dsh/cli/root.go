@@ -217,6 +217,7 @@ when interrupted (SIGINT), 143 when terminated (SIGTERM).`,
 		// Replay looks calls up in their agents' scopes (--agent-parent),
 		// and run_code's cards need the executor that presents it.
 		uses(newReplayCmd(o), kindOutput, kindPlugins, kindAgent, kindExecutor),
+		uses(newMCPCmd(o), kindPlugins), // mcp_login.go
 		newPTCChildCmd(o),
 	)
 	return root

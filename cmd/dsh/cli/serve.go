@@ -31,6 +31,7 @@ func newServeCmd(o *options) *cobra.Command {
 	var debounce time.Duration
 	var maxSessions int
 	var pollAfter time.Duration
+	var oauth oauthFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the tools to MCP clients (stdio, or streamable HTTP)",
@@ -53,6 +54,17 @@ is neither loopback nor the address's own host, whatever the address (a
 request without Origin passes); with --token-file every request must carry
 "Authorization: Bearer <token>", the scheme in any case (401 otherwise). On
 0.0.0.0 (or ::) the URL printed is http://127.0.0.1:PORT/mcp (or [::1]).
+With --oauth-issuer URL and --oauth-audience URL (instead of --token-file)
+the server is an OAuth protected resource: it publishes its metadata at
+/.well-known/oauth-protected-resource (and .../mcp), and every request must
+carry a JWT access token signed by the issuer (keys from its metadata's
+jwks_uri; RS256, PS256, ES256 or EdDSA) for the audience, unexpired (60s
+of skew); others get 401 with a challenge naming the metadata. A call runs
+for the token's subject, client and scopes (exec.caller in policies and
+tools), and with --oauth-tool-scopes FILE a token sees and calls only the
+tools its scopes cover. --oauth-introspect URL checks every token at the
+issuer's introspection endpoint instead (RFC 7662), as the client named by
+$DSH_OAUTH_INTROSPECT_CLIENT_ID and $DSH_OAUTH_INTROSPECT_CLIENT_SECRET.
 At most --http-max-sessions sessions (1000) are open at once: a new one
 closes the session idle for longest, or gets 503 when every session is
 busy. With --http-poll-after PERIOD, a call still running after PERIOD has
@@ -80,7 +92,9 @@ Exit status: 0 when the client left, 1 for problems the user must fix, 2
 for a usage error, 130 when interrupted (143 for SIGTERM).`,
 		Example: `  dsh --scripts scripts/examples/plugins serve
   dsh --scripts scripts/examples/plugins --executor ptc serve --http 127.0.0.1:8080 --token-file token.txt
-  dsh --scripts scripts serve --watch`,
+  dsh --scripts scripts serve --watch
+  dsh --scripts scripts serve --http 0.0.0.0:8080 --oauth-issuer https://auth.example.com \
+    --oauth-audience https://mcp.example.com/mcp --oauth-tool-scopes tool-scopes.txt`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !watchDirs && cmd.Flags().Changed("debounce") {
@@ -104,7 +118,10 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 			if pollAfter < 0 {
 				return fmt.Errorf("--http-poll-after %v: the period must not be negative (0 never polls)", pollAfter)
 			}
-			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce, maxSessions, pollAfter)
+			if err := oauth.check(httpAddr, tokenFile); err != nil {
+				return err
+			}
+			err := serve(cmd.Context(), o, httpAddr, tokenFile, debounce, maxSessions, pollAfter, &oauth)
 			if cmd.Context().Err() != nil {
 				// Stopping on a signal is how a server ends, whatever it
 				// was doing: no message, 130 (143 after SIGTERM).
@@ -118,12 +135,13 @@ for a usage error, 130 when interrupted (143 for SIGTERM).`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on `ADDR` (such as 127.0.0.1:8080) instead of stdio")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "require the bearer token in `FILE` on every HTTP request")
 	cmd.Flags().IntVar(&maxSessions, "http-max-sessions", mcp.DefaultMaxSessions, "keep at most `N` HTTP sessions open: a new one closes the one idle for longest, or gets 503 when all are busy")
+	oauth.register(cmd)
 	cmd.Flags().DurationVar(&pollAfter, "http-poll-after", 0, "close the response stream of a call still running after `PERIOD`, for the client to resume it (SSE polling; 0: never)")
 	return cmd
 }
 
 // serve runs the serve command; a positive debounce watches the plugins.
-func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration, maxSessions int, pollAfter time.Duration) error {
+func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce time.Duration, maxSessions int, pollAfter time.Duration, oauth *oauthFlags) error {
 	if tokenFile != "" && httpAddr == "" {
 		return errors.New("--token-file needs --http")
 	}
@@ -186,9 +204,13 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 		return err
 	}
 	s.printDiagnostics(o.stderr)
+	resource, toolScopes, err := oauth.resource(s.logger) // serve_oauth.go
+	if err != nil {
+		return err
+	}
 	srv, err := mcp.NewServer(ctx, s.svc, mcp.ServerOptions{
 		Agent: s.agent, Name: "dsh", Version: mainVersion(), Logger: s.logger, Log: log,
-		ApprovalTimeout: o.approvalTimeout,
+		ApprovalTimeout: o.approvalTimeout, ToolScopes: toolScopes,
 	})
 	if err != nil {
 		return userErrorf("%v", err)
@@ -208,7 +230,7 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	if httpAddr == "" {
 		return serveStdio(ctx, o, srv)
 	}
-	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token, maxSessions, pollAfter)
+	return serveHTTP(ctx, o, srv, net.JoinHostPort(host, port), token, maxSessions, pollAfter, resource)
 }
 
 // serveStdio serves one client on the command's standard streams until it
@@ -258,13 +280,8 @@ func stdio(o *options) sdk.Transport {
 	in := newStdioLines(src, out, func(line int, msg string) {
 		fmt.Fprintf(o.stderr, "dsh: serving MCP on stdio: standard input line %d: %s: answered with an error\n", line, msg)
 	})
-	return &stdioTransport{in: in, out: nopCloser{out}}
+	return &stdioTransport{in: in, out: out}
 }
-
-// nopCloser is a writer whose Close does nothing.
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // endpointURL is the URL of the endpoint that a user can open, for a
 // server listening on addr after being asked for host: on a wildcard
@@ -284,12 +301,12 @@ func endpointURL(host string, addr *net.TCPAddr) string {
 
 // serveHTTP serves srv on addr until ctx is cancelled, after printing its
 // URL on stderr.
-func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string, maxSessions int, pollAfter time.Duration) error {
+func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token string, maxSessions int, pollAfter time.Duration, resource *mcp.ResourceServer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return userErrorf("--http %s: %v", addr, err)
 	}
-	opts := mcp.HTTPOptions{Token: token, MaxSessions: maxSessions, PollAfter: pollAfter}
+	opts := mcp.HTTPOptions{Token: token, MaxSessions: maxSessions, PollAfter: pollAfter, Resource: resource}
 	requested, _, _ := net.SplitHostPort(addr)
 	if h := ln.Addr().(*net.TCPAddr).IP; !h.IsLoopback() {
 		host := requested
@@ -299,12 +316,15 @@ func serveHTTP(ctx context.Context, o *options, srv *mcp.Server, addr, token str
 			host = "*"
 		}
 		opts.AllowedHosts = []string{host}
-		if token == "" {
+		if token == "" && resource == nil {
 			fmt.Fprintf(o.stderr, "dsh: warning: serving on %s, beyond loopback, without --token-file\n", addr)
 		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler(opts))
+	if resource != nil {
+		mountMetadata(mux, resource)
+	}
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(o.stderr, "dsh: serving MCP at %s\n", endpointURL(requested, ln.Addr().(*net.TCPAddr)))
 	done := make(chan error, 1)
