@@ -102,15 +102,20 @@ func TestServeAsAnOAuthProtectedResource(t *testing.T) {
 	defer issuer.Close()
 
 	dir := t.TempDir()
-	plugin := `import { defineTool, tools } from "dsh";
+	plugin := `import { defineTool, tools, on } from "dsh";
 for (const name of ["open_tool", "admin_tool"]) {
   tools.register(defineTool({
     name,
     parameters: {},
     output: { schema: { type: "string" }, render: (_a, v) => [{ type: "text", text: v }] },
-    async execute() { return name + " ran"; },
+    async execute(_args, exec) { return name + " ran for " + exec.caller?.subject; },
   }));
 }
+on("tools/pre-execute", async (exec, next) => {
+  if (exec.caller?.subject === "mallory")
+    return { kind: "deny", reason: "mallory may not call " + exec.name + " (client " + exec.caller.clientId + ")" };
+  return next();
+});
 `
 	if err := os.WriteFile(filepath.Join(dir, "tools.js"), []byte(plugin), 0o644); err != nil {
 		t.Fatal(err)
@@ -166,9 +171,10 @@ for (const name of ["open_tool", "admin_tool"]) {
 			t.Errorf("status %d, challenge %q; want 401 and %q", res.StatusCode, res.Header.Get("WWW-Authenticate"), want)
 		}
 	})
-	t.Run("a token without the admin scope sees and calls only the open tool", func(t *testing.T) {
+	connect := func(t *testing.T, sub string) (*sdk.ClientSession, string) {
+		t.Helper()
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
-			"iss": issuer.URL, "aud": audience, "sub": "bob", "scope": "read", "exp": time.Now().Add(time.Minute).Unix(),
+			"iss": issuer.URL, "aud": audience, "sub": sub, "client_id": "cli-7", "scope": "read", "exp": time.Now().Add(time.Minute).Unix(),
 		})
 		tok.Header["kid"] = "k1"
 		token, err := tok.SignedString(key)
@@ -185,7 +191,20 @@ for (const name of ["open_tool", "admin_tool"]) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cs.Close()
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs, token
+	}
+	text := func(res *sdk.CallToolResult) string {
+		var b strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		return b.String()
+	}
+	t.Run("a token without the admin scope sees and calls only the open tool, as its subject", func(t *testing.T) {
+		cs, token := connect(t, "bob")
 		lr, err := cs.ListTools(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -197,8 +216,9 @@ for (const name of ["open_tool", "admin_tool"]) {
 		if !slices.Equal(names, []string{"open_tool"}) {
 			t.Errorf("tools %v, want [open_tool]", names)
 		}
-		if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "open_tool", Arguments: json.RawMessage(`{}`)}); err != nil || res.IsError {
-			t.Errorf("open_tool: %+v, %v", res, err)
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "open_tool", Arguments: json.RawMessage(`{}`)})
+		if err != nil || res.IsError || text(res) != "open_tool ran for bob" {
+			t.Errorf("open_tool: %+v, %v; want the text %q", res, err, "open_tool ran for bob")
 		}
 		_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "admin_tool", Arguments: json.RawMessage(`{}`)})
 		if err == nil || !strings.Contains(err.Error(), `unknown tool "admin_tool"`) {
@@ -206,6 +226,14 @@ for (const name of ["open_tool", "admin_tool"]) {
 		}
 		if strings.Contains(stderr.String(), token) {
 			t.Errorf("the token is on standard error: %s", stderr.String())
+		}
+	})
+	t.Run("a policy that reads exec.caller denies a subject", func(t *testing.T) {
+		cs, _ := connect(t, "mallory")
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "open_tool", Arguments: json.RawMessage(`{}`)})
+		const want = "Error: mallory may not call open_tool (client cli-7)"
+		if err != nil || !res.IsError || text(res) != want {
+			t.Errorf("open_tool for mallory: %+v, %v; want the failure %q", res, err, want)
 		}
 	})
 }
