@@ -177,7 +177,11 @@ func TestTheSDKClientResumesAPolledCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "gate", Arguments: map[string]any{}})
+	// A ceiling, not a budget: a result lost on the way fails the test
+	// instead of holding the package to its timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "gate", Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -142,7 +142,11 @@ func testUpstreamLogs(t *testing.T, inMemory bool) {
 		for ss = range srv.Sessions() {
 			break
 		}
-		if err := ss.Log(context.Background(), &sdk.LoggingMessageParams{Level: "warning", Data: "idle"}); err != nil {
+		// Bounded: a line that cannot be sent fails the test instead of
+		// holding the package to its timeout.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := ss.Log(ctx, &sdk.LoggingMessageParams{Level: "warning", Data: "idle"}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, "the idle line in dsh's log", func() bool {
