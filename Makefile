@@ -31,13 +31,15 @@ EXAMPLES := scripts/examples/schemas
 # scripts/npm-setup.sh installs tests/npm's packages (the TypeScript MCP SDK,
 # reference servers, conformance suite) in a cache folder when npm is there,
 # for the MCP end-to-end tests (DSH_MCP_SERVERS, DSH_MCP_CONFORMANCE; values
-# already set win); without it they skip.
+# already set win); without it they skip. -timeout 30m: ./tests/ drives
+# real MCP servers and the conformance suite, past go test's default 10
+# minutes on a busy 2-core machine (about 5 on an idle one).
 test: export GORACE := atexit_sleep_ms=0 $(GORACE)
 test:
 	go vet ./...
 	npm=$$(scripts/npm-setup.sh); \
 	export DSH_MCP_SERVERS="$${DSH_MCP_SERVERS:-$$npm}" DSH_MCP_CONFORMANCE="$${DSH_MCP_CONFORMANCE:-$$npm}"; \
-	go test -race ./tests/ ./...
+	go test -race -timeout 30m ./tests/ ./...
 	@go test -run '^TestJSONSchemaTestSuite$$' -v ./dsl/ | grep '^JSON-Schema-Test-Suite'
 
 ## build: the dsh binary in bin/.
