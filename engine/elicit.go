@@ -55,8 +55,5 @@ func Elicit(ctx context.Context, e Elicitation) (ElicitResult, error) {
 		return ElicitResult{}, ErrNoElicitation
 	}
 	e.Message = textcap.String(e.Message, MaxProgressMessage)
-	sp, start := elicitSpan(ctx, e)
-	res, err := fn(ctx, e)
-	endElicit(sp, start, res, err)
-	return res, err
+	return fn(ctx, e)
 }

@@ -30,7 +30,6 @@ type call struct {
 	project  func(*Execution, *Result) ([]Block, error)
 	invoked  bool // the body was invoked
 	hidden   bool // the caller's context hides the tool (WithToolFilter)
-	denied   bool // a policy denied or blocked the call (for its span)
 	// wrapperErr is the first throw of an inner tools/execute wrapper.
 	wrapperErr error
 }
@@ -55,9 +54,6 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	}
 	var limit *ToolError // a nested call past the depth or its root's budget
 	exec.token, limit = s.nest(in.Parent, exec.callID, in.OwnBudget)
-	if s.tel != nil {
-		ctx = s.tel.startCall(ctx, in, exec.token.depth)
-	}
 	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
 	c.hidden = in.Name != TransportName && !Admits(ctx, in.Name)
 	exec.epoch = c.ep.n
@@ -150,7 +146,6 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 		return stagePost, abortedResult(true), nil
 	}
 	if d.Kind == PreDeny {
-		c.denied = true
 		return stagePost, denial(d.Reason, d.Info), nil
 	}
 	reason, err := c.svc.checkGuards(c.ctx, c.ep.reg.Load(), c.exec)
@@ -158,7 +153,6 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 		return 0, nil, c.policyFailure(err)
 	}
 	if reason != "" {
-		c.denied = true
 		return stagePost, denial(reason, nil), nil
 	}
 	if c.ctx.Err() != nil {
@@ -217,9 +211,6 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 		l := it.next(exec.agent)
 		if l == nil {
 			return Allow(), nil
-		}
-		if svc := it.t.svc; svc.tel != nil { // not s: the closure stays as small as untraced
-			return svc.tracedPre(ctx, exec, l, next)
 		}
 		defer recoverInto(&err)
 		return l.fn(ctx, exec, next)
@@ -321,7 +312,7 @@ func (c *call) runWrappers() (*Result, error) {
 		if l == nil {
 			return c.body(ctx)
 		}
-		r, err := c.callWrapper(l, ctx, next)
+		r, err := callWrapper(l.fn, ctx, c.exec, next)
 		if err == nil && r == nil {
 			err = errors.New("tools/execute wrapper returned no result")
 		}
@@ -342,7 +333,7 @@ func (c *call) runWrappers() (*Result, error) {
 	if l == nil {
 		return c.body(c.ctx), nil
 	}
-	r, err := c.callWrapper(l, c.ctx, next)
+	r, err := callWrapper(l.fn, c.ctx, c.exec, next)
 	if err == nil && r == nil {
 		err = errors.New("tools/execute wrapper returned no result")
 	}
@@ -352,12 +343,9 @@ func (c *call) runWrappers() (*Result, error) {
 	return r, err
 }
 
-func (c *call) callWrapper(l *listener[ExecuteFunc], ctx context.Context, next func(context.Context) *Result) (r *Result, err error) {
-	if c.svc.tel != nil {
-		return c.tracedWrapper(l, ctx, next)
-	}
+func callWrapper(fn ExecuteFunc, ctx context.Context, exec *Execution, next func(context.Context) *Result) (r *Result, err error) {
 	defer recoverInto(&err)
-	return l.fn(ctx, c.exec, next)
+	return fn(ctx, exec, next)
 }
 
 // body is the body stage (D2); it never fails, failures are results.
@@ -597,7 +585,7 @@ func (c *call) postExecute(r *Result) *Result {
 
 func (c *call) postSteps(r *Result) (*Result, error) {
 	if c.project != nil {
-		blocks, err := c.callFinalizer(stageProject, c.project, r)
+		blocks, err := callFinalizer(c.project, c.exec, r)
 		if err != nil {
 			return nil, err
 		}
@@ -613,7 +601,6 @@ func (c *call) postSteps(r *Result) (*Result, error) {
 	}
 	switch {
 	case d.Kind == PostBlock:
-		c.denied = true
 		msg := blocksText(d.Feedback)
 		if msg == "" {
 			msg = msgBlocked
@@ -663,9 +650,6 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 		if l == nil {
 			return Accept(), nil
 		}
-		if svc := it.t.svc; svc.tel != nil { // not s: the closure stays as small as untraced
-			return svc.tracedPost(ctx, exec, r, l, next)
-		}
 		defer recoverInto(&err)
 		return l.fn(ctx, exec, r, next)
 	}
@@ -688,15 +672,7 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 	return d, nil
 }
 
-// callFinalizer runs a tool's projector or finalizer (stage says which).
-func (c *call) callFinalizer(stage string, f func(*Execution, *Result) ([]Block, error), r *Result) ([]Block, error) {
-	ss := c.svc.tel.startStage(c.ctx, stage, "")
-	b, err := runFinalizer(f, c.exec, r)
-	ss.end(finalizerDecision(b), false, err)
-	return b, err
-}
-
-func runFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution, r *Result) (b []Block, err error) {
+func callFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution, r *Result) (b []Block, err error) {
 	defer recoverInto(&err)
 	return f(exec, r)
 }
@@ -705,7 +681,7 @@ func runFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution,
 func (c *call) finish(r *Result) *Result {
 	r = materialize(r)
 	if c.finalize != nil {
-		blocks, err := c.callFinalizer(stageFinalize, c.finalize, r)
+		blocks, err := callFinalizer(c.finalize, c.exec, r)
 		switch {
 		case err != nil:
 			r = errorResult(err)
@@ -718,9 +694,6 @@ func (c *call) finish(r *Result) *Result {
 				r = &cp
 			}
 		}
-	}
-	if c.svc.tel != nil {
-		endCall(c, r)
 	}
 	c.svc.notifyResult(c.exec, r)
 	c.svc.leaveEpoch(c.ep)

@@ -210,8 +210,7 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	}
 	srv, err := mcp.NewServer(ctx, s.svc, mcp.ServerOptions{
 		Agent: s.agent, Name: "dsh", Version: mainVersion(), Logger: s.logger, Log: log,
-		ApprovalTimeout: o.approvalTimeout, ToolScopes: toolScopes, TracerProvider: o.telemetry.tracerProvider(),
-		MeterProvider: o.telemetry.meterProvider(),
+		ApprovalTimeout: o.approvalTimeout, ToolScopes: toolScopes,
 	})
 	if err != nil {
 		return userErrorf("%v", err)
