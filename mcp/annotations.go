@@ -47,22 +47,6 @@ func rawBlock(c sdk.Content) (engine.Block, error) {
 	return engine.RawBlock{Value: v}, nil
 }
 
-// blockText is the text of a text block, typed or raw (an annotated one).
-func blockText(b engine.Block) (string, bool) {
-	switch b := b.(type) {
-	case engine.TextBlock:
-		return b.Text, true
-	case engine.RawBlock:
-		if b.BlockType() != "text" {
-			return "", false
-		}
-		text, _ := b.Value.(*dsl.Object).Get("text")
-		s, ok := text.(string)
-		return s, ok
-	}
-	return "", false
-}
-
 // rawText reads a raw {type: "text", text, ...} block, or returns nil.
 func rawText(v any) *sdk.TextContent {
 	o, ok := v.(*dsl.Object)

@@ -707,7 +707,7 @@ func (s *server) call(ctx context.Context, tool string, args any) (any, error) {
 	case allText(blocks):
 		texts := make([]string, len(blocks))
 		for i, b := range blocks {
-			texts[i], _ = blockText(b)
+			texts[i], _ = engine.BlockText(b)
 		}
 		value = strings.Join(texts, "\n")
 	default:
@@ -766,7 +766,7 @@ func ImageBlock(c *sdk.ImageContent) engine.ImageBlock {
 
 func allText(blocks []engine.Block) bool {
 	for _, b := range blocks {
-		if _, ok := blockText(b); !ok {
+		if _, ok := engine.BlockText(b); !ok {
 			return false
 		}
 	}
@@ -780,7 +780,7 @@ func allText(blocks []engine.Block) bool {
 func failureText(blocks []engine.Block) string {
 	parts := make([]string, len(blocks))
 	for i, b := range blocks {
-		if t, ok := blockText(b); ok {
+		if t, ok := engine.BlockText(b); ok {
 			parts[i] = t
 		} else {
 			parts[i] = "[" + b.BlockType() + " content]"
