@@ -124,19 +124,7 @@ func init() {
 // It runs when TestMCPConformance does (DSH_MCP_CONFORMANCE), and skips
 // otherwise.
 func TestMCPConformanceCatalog(t *testing.T) {
-	dir := os.Getenv("DSH_MCP_CONFORMANCE")
-	if dir == "" {
-		t.Skip("the MCP conformance suite is not set up: set DSH_MCP_CONFORMANCE (see TestMCPConformance)")
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	conformance := filepath.Join(bin, "conformance")
-	if _, err := os.Stat(conformance); err != nil {
-		t.Skipf("DSH_MCP_CONFORMANCE=%s has no node_modules/.bin/conformance (%v)", dir, err)
-	}
-	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
-	if _, err := lookPathIn("node", path); err != nil {
-		t.Skipf("no node in %s or on PATH", bin)
-	}
+	conformance, path := conformanceSuite(t)
 	dsh := buildDsh(t)
 	run := func(t *testing.T, url, name, covers string) {
 		t.Run(name+": "+covers, func(t *testing.T) {

