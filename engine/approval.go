@@ -69,9 +69,18 @@ func (s *Service) approve(ctx context.Context, exec *Execution, ask PreDecision)
 		return Deny(fmt.Sprintf("tool %q requires approval, but the call has no agent to route it through", name)), false, nil
 	}
 	req := ApprovalRequest{Agent: exec.agent, ToolName: name, CallID: exec.callID, Reason: ask.Reason, DisplayReason: ask.DisplayReason}
+	sp, start := s.tel.startApproval(ctx)
 	outcome, err := callApproval(ctx, s.approval, req)
 	var timeout *ApprovalTimeoutError
-	if errors.As(err, &timeout) {
+	switch {
+	case errors.As(err, &timeout):
+		endApproval(sp, start, "timeout", nil)
+	case err != nil:
+		endApproval(sp, start, "error", err)
+	default:
+		endApproval(sp, start, string(outcome), nil)
+	}
+	if timeout != nil {
 		return Deny(fmt.Sprintf("approval for tool %q timed out after %s", name, timeout.Timeout)), false, nil
 	}
 	if err != nil {

@@ -111,4 +111,29 @@
 // fixes only the outcome of the activation conditions ([When]): an
 // unconditional registration is usable whenever it is visible, and a
 // conditional one made after the step was resolved waits for the next step.
+//
+// # Telemetry
+//
+// The engine speaks OpenTelemetry through its API only; the deployment
+// brings the SDK. [WithTracerProvider] traces every call: an
+// "execute_tool <name>" span (the GenAI conventions' gen_ai.* attributes,
+// error.type and dsh.error.code on failure) under the span of the ctx it
+// was called with, so a nested call's and a PTC sub-call's span is a child
+// of its caller's; a "dsh.policy <stage>" child span per policy stage that
+// ran (pre-execute, guard, execute, post-execute, project, finalize) with
+// the listener's plugin ([Source]; a script host gives its plugin's file)
+// and decision; and spans for approvals and elicitations with their outcome
+// and wait. [WithMeterProvider] records the gen_ai.execute_tool.duration
+// histogram and the dsh.policy.decisions counter. docs/tracing.md lists
+// every name and attribute.
+//
+// Both are off by default, and off costs nothing but a nil check per stage:
+// no allocation, no clock read. What a span records is bounded: names and
+// ids are cut to 256 bytes, and arguments and results are recorded only
+// with [WithContentCapture] (the deployment reads
+// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT once, when it creates
+// the Service, not per call), each cut to [MaxCapturedContent] (4 KiB). The
+// duration metric names a tool only when the call resolved it (an unknown
+// name, which the model chose, counts as _OTHER), so its cardinality is
+// that of the registry.
 package engine

@@ -55,5 +55,8 @@ func Elicit(ctx context.Context, e Elicitation) (ElicitResult, error) {
 		return ElicitResult{}, ErrNoElicitation
 	}
 	e.Message = textcap.String(e.Message, MaxProgressMessage)
-	return fn(ctx, e)
+	sp, start := elicitSpan(ctx, e)
+	res, err := fn(ctx, e)
+	endElicit(sp, start, res, err)
+	return res, err
 }

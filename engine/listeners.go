@@ -6,6 +6,7 @@ import "sync"
 type listener[F any] struct {
 	fn       F
 	agent    *Agent // nil: hears every call
+	source   string // the plugin that registered it, "" when unknown (see Source)
 	disposed bool
 	// added and removed are the epochs (see Service.Swap) from which a
 	// listener added or removed inside a swap is, or stops being, visible;
@@ -41,14 +42,14 @@ type table[F any] struct {
 	dead  int
 }
 
-func (t *table[F]) add(fn F, agent *Agent, prepend bool) Disposer {
-	l := &listener[F]{fn: fn, agent: agent}
+func (t *table[F]) add(fn F, agent *Agent, cfg listenerConfig) Disposer {
+	l := &listener[F]{fn: fn, agent: agent, source: cfg.source}
 	tx := t.svc.openSwap()
 	t.mu.Lock()
 	if tx != nil {
 		l.added = tx.epoch
 	}
-	if prepend {
+	if cfg.prepend {
 		t.front = append(t.front, l)
 	} else {
 		t.back = append(t.back, l)

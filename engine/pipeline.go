@@ -30,6 +30,7 @@ type call struct {
 	project  func(*Execution, *Result) ([]Block, error)
 	invoked  bool // the body was invoked
 	hidden   bool // the caller's context hides the tool (WithToolFilter)
+	denied   bool // a policy denied or blocked the call (for its span)
 	// wrapperErr is the first throw of an inner tools/execute wrapper.
 	wrapperErr error
 }
@@ -54,6 +55,9 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	}
 	var limit *ToolError // a nested call past the depth or its root's budget
 	exec.token, limit = s.nest(in.Parent, exec.callID, in.OwnBudget)
+	if s.tel != nil {
+		ctx = s.tel.startCall(ctx, in, exec.token.depth)
+	}
 	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
 	c.hidden = in.Name != TransportName && !Admits(ctx, in.Name)
 	exec.epoch = c.ep.n
@@ -146,6 +150,7 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 		return stagePost, abortedResult(true), nil
 	}
 	if d.Kind == PreDeny {
+		c.denied = true
 		return stagePost, denial(d.Reason, d.Info), nil
 	}
 	reason, err := c.svc.checkGuards(c.ctx, c.ep.reg.Load(), c.exec)
@@ -153,6 +158,7 @@ func (c *call) prepareSteps() (stage, *Result, error) {
 		return 0, nil, c.policyFailure(err)
 	}
 	if reason != "" {
+		c.denied = true
 		return stagePost, denial(reason, nil), nil
 	}
 	if c.ctx.Err() != nil {
@@ -211,6 +217,9 @@ func (s *Service) runPre(ctx context.Context, exec *Execution) (PreDecision, err
 		l := it.next(exec.agent)
 		if l == nil {
 			return Allow(), nil
+		}
+		if svc := it.t.svc; svc.tel != nil { // not s: the closure stays as small as untraced
+			return svc.tracedPre(ctx, exec, l, next)
 		}
 		defer recoverInto(&err)
 		return l.fn(ctx, exec, next)
@@ -312,7 +321,7 @@ func (c *call) runWrappers() (*Result, error) {
 		if l == nil {
 			return c.body(ctx)
 		}
-		r, err := callWrapper(l.fn, ctx, c.exec, next)
+		r, err := c.callWrapper(l, ctx, next)
 		if err == nil && r == nil {
 			err = errors.New("tools/execute wrapper returned no result")
 		}
@@ -333,7 +342,7 @@ func (c *call) runWrappers() (*Result, error) {
 	if l == nil {
 		return c.body(c.ctx), nil
 	}
-	r, err := callWrapper(l.fn, c.ctx, c.exec, next)
+	r, err := c.callWrapper(l, c.ctx, next)
 	if err == nil && r == nil {
 		err = errors.New("tools/execute wrapper returned no result")
 	}
@@ -343,9 +352,12 @@ func (c *call) runWrappers() (*Result, error) {
 	return r, err
 }
 
-func callWrapper(fn ExecuteFunc, ctx context.Context, exec *Execution, next func(context.Context) *Result) (r *Result, err error) {
+func (c *call) callWrapper(l *listener[ExecuteFunc], ctx context.Context, next func(context.Context) *Result) (r *Result, err error) {
+	if c.svc.tel != nil {
+		return c.tracedWrapper(l, ctx, next)
+	}
 	defer recoverInto(&err)
-	return fn(ctx, exec, next)
+	return l.fn(ctx, c.exec, next)
 }
 
 // body is the body stage (D2); it never fails, failures are results.
@@ -585,7 +597,7 @@ func (c *call) postExecute(r *Result) *Result {
 
 func (c *call) postSteps(r *Result) (*Result, error) {
 	if c.project != nil {
-		blocks, err := callFinalizer(c.project, c.exec, r)
+		blocks, err := c.callFinalizer(stageProject, c.project, r)
 		if err != nil {
 			return nil, err
 		}
@@ -601,6 +613,7 @@ func (c *call) postSteps(r *Result) (*Result, error) {
 	}
 	switch {
 	case d.Kind == PostBlock:
+		c.denied = true
 		msg := blocksText(d.Feedback)
 		if msg == "" {
 			msg = msgBlocked
@@ -650,6 +663,9 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 		if l == nil {
 			return Accept(), nil
 		}
+		if svc := it.t.svc; svc.tel != nil { // not s: the closure stays as small as untraced
+			return svc.tracedPost(ctx, exec, r, l, next)
+		}
 		defer recoverInto(&err)
 		return l.fn(ctx, exec, r, next)
 	}
@@ -672,7 +688,15 @@ func (s *Service) runPost(ctx context.Context, exec *Execution, r *Result) (Post
 	return d, nil
 }
 
-func callFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution, r *Result) (b []Block, err error) {
+// callFinalizer runs a tool's projector or finalizer (stage says which).
+func (c *call) callFinalizer(stage string, f func(*Execution, *Result) ([]Block, error), r *Result) ([]Block, error) {
+	ss := c.svc.tel.startStage(c.ctx, stage, "")
+	b, err := runFinalizer(f, c.exec, r)
+	ss.end(finalizerDecision(b), false, err)
+	return b, err
+}
+
+func runFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution, r *Result) (b []Block, err error) {
 	defer recoverInto(&err)
 	return f(exec, r)
 }
@@ -681,7 +705,7 @@ func callFinalizer(f func(*Execution, *Result) ([]Block, error), exec *Execution
 func (c *call) finish(r *Result) *Result {
 	r = materialize(r)
 	if c.finalize != nil {
-		blocks, err := callFinalizer(c.finalize, c.exec, r)
+		blocks, err := c.callFinalizer(stageFinalize, c.finalize, r)
 		switch {
 		case err != nil:
 			r = errorResult(err)
@@ -694,6 +718,9 @@ func (c *call) finish(r *Result) *Result {
 				r = &cp
 			}
 		}
+	}
+	if c.svc.tel != nil {
+		endCall(c, r)
 	}
 	c.svc.notifyResult(c.exec, r)
 	c.svc.leaveEpoch(c.ep)

@@ -12,7 +12,7 @@ import (
 // greet is the trivial tool: one string parameter → {greeting},
 // rendered to one text block. It is written against the raw Definition so
 // the benchmark measures the pipeline, not a typed wrapper.
-func greetService(tb testing.TB) *engine.Service {
+func greetService(tb testing.TB, opts ...engine.Option) *engine.Service {
 	tb.Helper()
 	params, err := dsl.Params(dsl.Prop("name", dsl.String().Required())).Compile()
 	if err != nil {
@@ -22,7 +22,7 @@ func greetService(tb testing.TB) *engine.Service {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	svc := engine.New()
+	svc := engine.New(opts...)
 	_, err = svc.Global().Register(&engine.Definition{
 		Name:        "greet",
 		Description: "Greet someone by name.",

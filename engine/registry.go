@@ -35,7 +35,10 @@ func (r *restriction) admits(name string) bool {
 	return !r.deny[name]
 }
 
-type guardEntry struct{ fn GuardFunc }
+type guardEntry struct {
+	fn     GuardFunc
+	source string // see Source
+}
 
 // layer is the global layer or one agent's.
 type layer struct {
@@ -123,17 +126,25 @@ func When(cond WhenFunc) RegisterOption { return func(r *registration) { r.when 
 // ListenerOption configures a listener registration.
 type ListenerOption func(*listenerConfig)
 
-type listenerConfig struct{ prepend bool }
+type listenerConfig struct {
+	prepend bool
+	source  string
+}
 
 // Prepend makes the listener outermost (before every listener registered so far).
 func Prepend() ListenerOption { return func(c *listenerConfig) { c.prepend = true } }
 
-func prepended(opts []ListenerOption) bool {
+// Source names the plugin that registers the listener or guard (a script
+// host gives its plugin's file): the policy spans and the decisions metric
+// name it as dsh.plugin (see [WithTracerProvider]).
+func Source(plugin string) ListenerOption { return func(c *listenerConfig) { c.source = plugin } }
+
+func listenerOpts(opts []ListenerOption) listenerConfig {
 	var c listenerConfig
 	for _, o := range opts {
 		o(&c)
 	}
-	return c.prepend
+	return c
 }
 
 // ValidateDefinition runs the checks registration makes before it looks at
@@ -417,8 +428,8 @@ func (st *regState) inheritedNames(agent *Agent) map[string]bool {
 }
 
 // guard adds a deny-only guard to agent's layer (§2.5); no tools/change.
-func (s *Service) guard(agent *Agent, fn GuardFunc) Disposer {
-	g := &guardEntry{fn: fn}
+func (s *Service) guard(agent *Agent, fn GuardFunc, source string) Disposer {
+	g := &guardEntry{fn: fn, source: source}
 	s.mutate(func(st *regState) bool {
 		l := st.layerFor(agent, true)
 		l.guards = append(l.guards, g)
@@ -440,17 +451,13 @@ func (s *Service) guard(agent *Agent, fn GuardFunc) Disposer {
 // guardsFor returns the guards that judge a call made as agent, in
 // evaluation order: global ones, then each chain layer from the farthest
 // ancestor.
-func (st *regState) guardsFor(agent *Agent) []GuardFunc {
-	var out []GuardFunc
-	for _, g := range st.global.guards {
-		out = append(out, g.fn)
-	}
+func (st *regState) guardsFor(agent *Agent) []*guardEntry {
+	var out []*guardEntry
+	out = append(out, st.global.guards...)
 	if agent != nil {
 		for _, a := range agent.chain() {
 			if l := st.layers[a]; l != nil {
-				for _, g := range l.guards {
-					out = append(out, g.fn)
-				}
+				out = append(out, l.guards...)
 			}
 		}
 	}
@@ -461,7 +468,9 @@ func (st *regState) guardsFor(agent *Agent) []GuardFunc {
 // the denial.
 func (s *Service) checkGuards(ctx context.Context, st *regState, exec *Execution) (reason string, err error) {
 	for _, g := range st.guardsFor(exec.agent) {
-		r, err := callGuard(ctx, g, exec)
+		ss := s.tel.startStage(ctx, stageGuard, g.source)
+		r, err := callGuard(ctx, g.fn, exec)
+		ss.end(guardDecision(r), false, err)
 		if err != nil {
 			return "", err
 		}

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/dsh-go/dsh/dsl"
 )
 
@@ -41,6 +44,13 @@ type Service struct {
 
 	maxDepth     int   // see WithMaxNestingDepth
 	nestedBudget int64 // see WithNestedCallBudget
+
+	// Telemetry (see trace.go): the options' values, and what New made of
+	// them, nil when the engine records nothing.
+	tracerProvider trace.TracerProvider
+	meterProvider  metric.MeterProvider
+	captureContent bool
+	tel            *telemetry
 }
 
 // The defaults of [WithMaxNestingDepth] and [WithNestedCallBudget].
@@ -105,6 +115,7 @@ func New(opts ...Option) *Service {
 	if s.defaultExec == nil {
 		s.defaultExec = &NativeExecutor{svc: s, maxParallel: defaultMaxParallel}
 	}
+	s.tel = newTelemetry(s.tracerProvider, s.meterProvider, s.captureContent)
 	return s
 }
 
@@ -240,37 +251,40 @@ func (c *Scope) Restrict(f Filter) (Disposer, error) {
 	return c.own(d), nil
 }
 
-// Guard adds a deny-only guard to the scope's layer (§2.5).
-func (c *Scope) Guard(fn GuardFunc) Disposer { return c.own(c.svc.guard(c.agent, fn)) }
+// Guard adds a deny-only guard to the scope's layer (§2.5). Of opts only
+// [Source] applies: guards run in registration order.
+func (c *Scope) Guard(fn GuardFunc, opts ...ListenerOption) Disposer {
+	return c.own(c.svc.guard(c.agent, fn, listenerOpts(opts).source))
+}
 
 // OnPreExecute adds a tools/pre-execute listener.
 func (c *Scope) OnPreExecute(fn PreExecuteFunc, opts ...ListenerOption) Disposer {
-	return c.own(c.svc.pre.add(fn, c.agent, prepended(opts)))
+	return c.own(c.svc.pre.add(fn, c.agent, listenerOpts(opts)))
 }
 
 // OnExecute adds a tools/execute wrapper.
 func (c *Scope) OnExecute(fn ExecuteFunc, opts ...ListenerOption) Disposer {
-	return c.own(c.svc.exec.add(fn, c.agent, prepended(opts)))
+	return c.own(c.svc.exec.add(fn, c.agent, listenerOpts(opts)))
 }
 
 // OnPostExecute adds a tools/post-execute listener.
 func (c *Scope) OnPostExecute(fn PostExecuteFunc, opts ...ListenerOption) Disposer {
-	return c.own(c.svc.post.add(fn, c.agent, prepended(opts)))
+	return c.own(c.svc.post.add(fn, c.agent, listenerOpts(opts)))
 }
 
 // OnResult adds a tools/result observer.
 func (c *Scope) OnResult(fn ResultObserver, opts ...ListenerOption) Disposer {
-	return c.own(c.svc.result.add(fn, c.agent, prepended(opts)))
+	return c.own(c.svc.result.add(fn, c.agent, listenerOpts(opts)))
 }
 
 // OnChange adds a tools/change listener; it hears every scope's changes.
 func (c *Scope) OnChange(fn ChangeObserver) Disposer {
-	return c.own(c.svc.change.add(fn, nil, false))
+	return c.own(c.svc.change.add(fn, nil, listenerConfig{}))
 }
 
 // OnDispatchLog adds a tools/ptc-dispatch-log listener.
 func (c *Scope) OnDispatchLog(fn DispatchLogFunc, opts ...ListenerOption) Disposer {
-	return c.own(c.svc.dlog.add(fn, c.agent, prepended(opts)))
+	return c.own(c.svc.dlog.add(fn, c.agent, listenerOpts(opts)))
 }
 
 // Get returns the definition visible to the scope under name, or nil

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
@@ -67,6 +69,15 @@ type Options struct {
 	// OAuth configures the authorization flow of HTTP imports whose
 	// servers ask for one (oauth.go).
 	OAuth OAuthOptions
+	// TracerProvider, when set, makes a CLIENT span per request sent to a
+	// server, with its W3C trace context written to params._meta, and a
+	// SERVER span per request a server sends, as the MCP semantic
+	// conventions give them (otel.go). nil: no spans.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records mcp.client.operation.duration for
+	// the requests sent and mcp.server.operation.duration for those a
+	// server sends (otel.go). nil records nothing.
+	MeterProvider metric.MeterProvider
 }
 
 func (o *Options) connectTimeout() time.Duration {
@@ -384,6 +395,10 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []Diagnostic,
 	})
 	//lint:ignore SA1019 roots are deprecated in 2026-07-28, but servers on older versions ask for them
 	client.AddRoots(s.c.opts.roots()...)
+	if tr := newMCPTracing(s.c.opts.TracerProvider, s.c.opts.MeterProvider, s.spec.Name); tr != nil {
+		client.AddSendingMiddleware(tr.sending)
+		client.AddReceivingMiddleware(tr.receiving)
+	}
 	t = s.boundRequests(client, t)
 	sess, err := client.Connect(ctx, t, nil)
 	if err != nil {

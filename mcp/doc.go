@@ -195,6 +195,15 @@
 // logged again at each retry. Tokens and secrets never reach a log, an
 // error, a Diagnostic or a tool: the transport alone adds the header.
 //
+// Telemetry (otel.go): with ServerOptions.TracerProvider or
+// Options.TracerProvider set, each request received is a SERVER span and
+// each request sent a CLIENT span, as the MCP semantic conventions give
+// them, the W3C trace context read from and written to params._meta; with
+// a MeterProvider, their durations are recorded. Notifications get none.
+// A span holds the method, the session id and the tool or prompt name or
+// resource URI the request names, never its arguments. Both nil: no
+// middleware is installed. The package uses the OpenTelemetry API only.
+//
 // The package is an addition to the architecture's table of folders: it
 // depends on engine/ and dsl/, and only cmd/dsh imports it.
 package mcp

@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
@@ -62,6 +64,15 @@ type ServerOptions struct {
 	// (HTTPOptions.Resource) the tools its scopes do not cover: neither
 	// listed nor callable (see [ToolScopes], server_auth_scopes.go).
 	ToolScopes *ToolScopes
+	// TracerProvider, when set, makes a SERVER span per request received
+	// and a CLIENT span per request sent to the client, with the W3C trace
+	// context in params._meta, as the MCP semantic conventions give them
+	// (otel.go). nil: no spans, and _meta is left as it is.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, when set, records mcp.server.operation.duration for
+	// the requests received and mcp.client.operation.duration for those
+	// sent (otel.go). nil records nothing.
+	MeterProvider metric.MeterProvider
 }
 
 // Server serves an engine's tools over MCP: tools/list is what the agent's
@@ -133,6 +144,11 @@ func NewServer(ctx context.Context, svc *engine.Service, opts ServerOptions) (*S
 		},
 	})
 	s.server.AddReceivingMiddleware(checkSetLevel, s.setInstructions, s.pollCalls, s.scopeTools)
+	if t := newMCPTracing(opts.TracerProvider, opts.MeterProvider, ""); t != nil {
+		// Added last, it is outermost: the span covers every other middleware.
+		s.server.AddReceivingMiddleware(t.receiving)
+		s.server.AddSendingMiddleware(t.sending)
+	}
 	if err := s.Sync(ctx); err != nil {
 		return nil, err
 	}

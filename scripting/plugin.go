@@ -165,22 +165,28 @@ func cloneNames(n []string) []string {
 
 // Guard adds a deny-only guard to agent's layer.
 func (p *Plugin) Guard(site Site, agent *engine.Agent, fn engine.GuardFunc) (engine.Disposer, error) {
-	return p.do("guard", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Guard(fn), nil })
+	return p.do("guard", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.Guard(fn, engine.Source(p.file)), nil })
 }
 
 // OnPreExecute adds a tools/pre-execute listener for agent's calls (nil: all).
 func (p *Plugin) OnPreExecute(site Site, agent *engine.Agent, fn engine.PreExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do("tools/pre-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPreExecute(fn, opts...), nil })
+	return p.do("tools/pre-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPreExecute(fn, p.sourced(opts)...), nil })
 }
 
 // OnExecute adds a tools/execute wrapper.
 func (p *Plugin) OnExecute(site Site, agent *engine.Agent, fn engine.ExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do("tools/execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnExecute(fn, opts...), nil })
+	return p.do("tools/execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnExecute(fn, p.sourced(opts)...), nil })
 }
 
 // OnPostExecute adds a tools/post-execute listener.
 func (p *Plugin) OnPostExecute(site Site, agent *engine.Agent, fn engine.PostExecuteFunc, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do("tools/post-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPostExecute(fn, opts...), nil })
+	return p.do("tools/post-execute", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnPostExecute(fn, p.sourced(opts)...), nil })
+}
+
+// sourced is opts naming the plugin's file as the listener's source, which
+// the engine's policy spans show.
+func (p *Plugin) sourced(opts []engine.ListenerOption) []engine.ListenerOption {
+	return append(append([]engine.ListenerOption{}, opts...), engine.Source(p.file))
 }
 
 // OnResult adds a tools/result observer.

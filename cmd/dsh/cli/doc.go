@@ -59,4 +59,12 @@
 // dsh serve on stdio decodes each line of its input once (stdio_conn.go):
 // the check that answers a line the SDK cannot take hands the SDK the
 // message it decoded, rather than the line for the SDK to decode again.
+//
+// Telemetry (otel.go): Run builds the OpenTelemetry SDK from the standard
+// OTEL_* variables (OTEL_TRACES_EXPORTER otlp or console,
+// OTEL_METRICS_EXPORTER console, the OTLP endpoint and protocol, the
+// resource, the sampler, OTEL_SDK_DISABLED) and hands its providers to the
+// engine and the MCP server and client; nothing is built unless an
+// exporter is named. The console exporters write to standard error. What
+// is buffered is flushed as Run returns, within telemetryShutdown (5 s).
 package cli

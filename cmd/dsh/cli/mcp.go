@@ -70,7 +70,7 @@ func (s *session) connectMCP(ctx context.Context) error {
 	if s.opts.verbose {
 		stderr = s.opts.stderr
 	}
-	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions()})
+	client, diags := mcp.Connect(ctx, s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions(), TracerProvider: s.opts.telemetry.tracerProvider(), MeterProvider: s.opts.telemetry.meterProvider()})
 	s.mcp = client
 	unreached := map[string]bool{}
 	for _, d := range diags {
@@ -104,7 +104,7 @@ func (s *session) startMCP() error {
 		stderr = s.opts.stderr
 	}
 	w := s.opts.stderr
-	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions()}, func(_ string, diags []mcp.Diagnostic) {
+	s.mcp = mcp.Start(s.svc, specs, mcp.Options{Logger: s.logger, Stderr: stderr, Roots: s.opts.mcpRoots(), OAuth: s.opts.oauthOptions(), TracerProvider: s.opts.telemetry.tracerProvider(), MeterProvider: s.opts.telemetry.meterProvider()}, func(_ string, diags []mcp.Diagnostic) {
 		var b strings.Builder
 		for _, d := range diags {
 			b.WriteString(mcpDiagnostic(d).String() + "\n")

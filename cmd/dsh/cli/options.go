@@ -43,6 +43,9 @@ type options struct {
 	// logHandler, when set, wraps the handler of the session's logger
 	// (serve sends the calls' log lines to their MCP clients).
 	logHandler func(slog.Handler) slog.Handler
+	// telemetry is the OpenTelemetry SDK of the OTEL_* variables (otel.go):
+	// its providers, nil when off, go to the engine and the MCP packages.
+	telemetry *telemetry
 
 	scripts         []string
 	workspace       string

@@ -112,7 +112,20 @@ func Main() {
 // returns the exit status. It reads stdin only for a "-" file argument and
 // writes results to stdout and diagnostics to stderr.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := newRootCmd(&options{stdin: stdin, stdout: stdout, stderr: stderr})
+	tel, err := newTelemetry(ctx, os.Getenv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "dsh: %v\n", err)
+		return exitViolations
+	}
+	defer func() {
+		// What is buffered is sent as dsh exits, even when interrupted.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), telemetryShutdown)
+		defer cancel()
+		if err := tel.shutdown(sctx); err != nil {
+			fmt.Fprintf(stderr, "dsh: telemetry not all sent at exit (within %v): %v\n", telemetryShutdown, err)
+		}
+	}()
+	root := newRootCmd(&options{stdin: stdin, stdout: stdout, stderr: stderr, telemetry: tel})
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)

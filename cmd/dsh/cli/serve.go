@@ -210,7 +210,8 @@ func serve(ctx context.Context, o *options, httpAddr, tokenFile string, debounce
 	}
 	srv, err := mcp.NewServer(ctx, s.svc, mcp.ServerOptions{
 		Agent: s.agent, Name: "dsh", Version: mainVersion(), Logger: s.logger, Log: log,
-		ApprovalTimeout: o.approvalTimeout, ToolScopes: toolScopes,
+		ApprovalTimeout: o.approvalTimeout, ToolScopes: toolScopes, TracerProvider: o.telemetry.tracerProvider(),
+		MeterProvider: o.telemetry.meterProvider(),
 	})
 	if err != nil {
 		return userErrorf("%v", err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/tracelog"
 	"github.com/dsh-go/dsh/mcp"
 	"github.com/dsh-go/dsh/ptc"
 	"github.com/dsh-go/dsh/scripting"
@@ -73,6 +74,9 @@ func newSession(o *options) (*session, error) {
 		level = slog.LevelDebug
 	}
 	var handler slog.Handler = slog.NewTextHandler(o.stderr, &slog.HandlerOptions{Level: level})
+	if o.telemetry.tracerProvider() != nil {
+		handler = tracelog.Handler(handler) // script log lines carry their call's trace_id and span_id
+	}
 	if o.logHandler != nil {
 		handler = o.logHandler(handler)
 	}
@@ -89,6 +93,12 @@ func newSession(o *options) (*session, error) {
 	}
 
 	engineOpts := []engine.Option{engine.WithLogger(logger)}
+	if tp := o.telemetry.tracerProvider(); tp != nil {
+		engineOpts = append(engineOpts, engine.WithTracerProvider(tp), engine.WithContentCapture(o.telemetry.capture))
+	}
+	if mp := o.telemetry.meterProvider(); mp != nil {
+		engineOpts = append(engineOpts, engine.WithMeterProvider(mp))
+	}
 	s.answers = newLineReader(o.stdin)
 	a := o.approval // serve's elicitation, when it replaces the prompt
 	if a == nil {
