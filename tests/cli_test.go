@@ -34,6 +34,7 @@ type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() int {
 	code := l.m.Run()
+	removeBuiltBinaries()
 	if code == 0 {
 		if err := goleak.Find(goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock")); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
@@ -41,6 +42,16 @@ func (l leakChecked) Run() int {
 		}
 	}
 	return code
+}
+
+// removeBuiltBinaries removes the temporary directories of the programs
+// the tests built once per test binary (dsh, the conformance client).
+func removeBuiltBinaries() {
+	for _, p := range []string{dshBinary.path, mcpConfClient.path} {
+		if p != "" {
+			_ = os.RemoveAll(filepath.Dir(p))
+		}
+	}
 }
 
 // TestCLI runs testdata/script/*.txtar. Besides the standard commands,

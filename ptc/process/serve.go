@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"unicode/utf8"
 
@@ -62,7 +64,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, open Opener) error 
 		return err
 	}
 	limit := int64(cfg.Budgets.MaxMemoryMB * (1 << 20))
-	debug.SetMemoryLimit(limit)
+	debug.SetMemoryLimit(goMemoryLimit(limit))
 	if err := limitSelf(limit); err != nil {
 		return err
 	}
@@ -97,6 +99,33 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, open Opener) error 
 		}
 	}
 }
+
+// goMemoryLimit is the Go runtime's soft memory limit for a child whose
+// resident set is capped at limit bytes: the cap less what is resident
+// outside the runtime's own accounting (the binary's code and data that
+// starting touched, the C library's), so that the soft limit starts the
+// collector before the parent's watchdog, which measures the resident set,
+// kills the child. It is never below half the cap, and is the cap itself
+// where the resident set cannot be measured.
+func goMemoryLimit(limit int64) int64 {
+	rss, _, ok := procStats(os.Getpid(), make([]byte, 512))
+	if !ok {
+		return limit
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var goResident int64
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		goResident = int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	}
+	outside := max(rss-goResident, 0) + goLimitSlack
+	return max(limit-outside, limit/2)
+}
+
+// goLimitSlack is room, past what is resident outside the Go runtime at
+// start, for the code a run touches later (the compiler's, the
+// interpreter's) and the runtime's own structures.
+const goLimitSlack = 8 << 20
 
 // child is the child's side of the wire.
 type child struct {
