@@ -62,7 +62,7 @@
 //
 // Telemetry (otel.go): Run builds the OpenTelemetry SDK from the standard
 // OTEL_* variables (OTEL_TRACES_EXPORTER otlp or console,
-// OTEL_METRICS_EXPORTER console, the OTLP endpoint and protocol, the
+// OTEL_METRICS_EXPORTER otlp or console, the OTLP endpoint and protocol, the
 // resource, the sampler, OTEL_SDK_DISABLED) and hands its providers to the
 // engine and the MCP server and client; nothing is built unless an
 // exporter is named. The console exporters write to standard error. What

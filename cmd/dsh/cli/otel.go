@@ -46,9 +46,10 @@ type telemetry struct {
 //
 // What the SDK and the OTLP exporters read themselves is left to them:
 // OTEL_EXPORTER_OTLP_ENDPOINT, _HEADERS, _TIMEOUT, _COMPRESSION,
-// _CERTIFICATE (and their _TRACES_ forms), OTEL_TRACES_SAMPLER and
-// OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL,
-// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+// _CERTIFICATE (and their _TRACES_ and _METRICS_ forms),
+// OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE, OTEL_TRACES_SAMPLER and
+// OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL and
+// _TIMEOUT, OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
 func newTelemetry(ctx context.Context, getenv func(string) string, stderr io.Writer) (*telemetry, error) {
 	t := &telemetry{}
 	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
@@ -100,8 +101,13 @@ func newTelemetry(ctx context.Context, getenv func(string) string, stderr io.Wri
 		for _, name := range metrics {
 			switch name {
 			case "otlp":
-				_ = t.shutdown(ctx)
-				return nil, errors.New(`OTEL_METRICS_EXPORTER: "otlp" is not available in this build of dsh (console or none)`)
+				exp, err := otlpMetricExporter(ctx, getenv)
+				if err != nil {
+					_ = t.shutdown(ctx)
+					return nil, err
+				}
+				// OTEL_METRIC_EXPORT_INTERVAL and _TIMEOUT are read here.
+				opts = append(opts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 			case "console":
 				opts = append(opts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&consoleMetrics{w: stderr})))
 			}
@@ -132,19 +138,14 @@ func exporterNames(getenv func(string) string, key string) ([]string, error) {
 // OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL,
 // names: http/protobuf (the default) or grpc.
 func otlpTraceExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	key := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-	protocol := strings.TrimSpace(getenv(key))
-	if protocol == "" {
-		key = "OTEL_EXPORTER_OTLP_PROTOCOL"
-		protocol = strings.TrimSpace(getenv(key))
-	}
+	key, protocol := otlpProtocol(getenv, "TRACES")
 	switch protocol {
 	case "", "http/protobuf":
 		return otlptracehttp.New(ctx)
 	case "grpc":
 		return otlptracegrpc.New(ctx)
 	default:
-		return nil, fmt.Errorf("%s: unsupported protocol %q (http/protobuf or grpc)", key, protocol)
+		return nil, unsupportedProtocol(key, protocol)
 	}
 }
 

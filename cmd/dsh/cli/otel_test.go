@@ -138,8 +138,6 @@ func TestTheOTELVariables(t *testing.T) {
 			"dsh: OTEL_TRACES_EXPORTER: unknown exporter \"zipkin\" (otlp, console or none)\n", false},
 		{"an unknown OTLP protocol is refused", map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, exitViolations,
 			"dsh: OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol \"http/json\" (http/protobuf or grpc)\n", false},
-		{"OTLP metrics are refused with the reason", map[string]string{"OTEL_METRICS_EXPORTER": "otlp"}, exitViolations,
-			"dsh: OTEL_METRICS_EXPORTER: \"otlp\" is not available in this build of dsh (console or none)\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
