@@ -23,6 +23,16 @@
 // scripting/lua.ProgramRuntime the gopher-lua one (with LuaSDK), and
 // package ptc/process runs either in child processes.
 //
+// The Executor records each run through its engine Service's providers
+// (Service.TracerProvider and MeterProvider): a dsh.run_code span between
+// the run_code call's execute_tool span and its sub-calls' (language,
+// isolation, compute and wall time used, sub-call count, outcome), and the
+// dsh.run_code.runs counter and dsh.run_code.duration histogram by
+// language, isolation and outcome (docs/tracing.md). A run's attributes
+// are a fixed, bounded set: no message, no program text. With neither
+// provider set a run records nothing and allocates nothing for it, and the
+// runtime is not asked for its compute time (Request.OnCompute stays nil).
+//
 // NewExecutor takes the runtime it is given; there is no default. The
 // recommended one, and the dsh command's default, is ptc/process's: a
 // program that exhausts memory or crashes the interpreter in a native

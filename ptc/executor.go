@@ -138,6 +138,7 @@ func renderSDK(lang Language, defs []*engine.Definition) (string, error) {
 type Executor struct {
 	svc       *engine.Service
 	rt        Runtime
+	tel       *runTelemetry // nil: runs are not recorded
 	direct    bool
 	parallel  int
 	subCalls  int
@@ -199,6 +200,7 @@ func NewExecutor(svc *engine.Service, rt Runtime, opts Options) (*Executor, erro
 	e := &Executor{
 		svc: svc, rt: rt, direct: opts.Direct, parallel: parallel, subCalls: subCalls,
 		argBytes: argBytes, argDepth: argDepth, queued: queued, params: params, native: native,
+		tel: newRunTelemetry(svc.TracerProvider(), svc.MeterProvider(), lang, rt.Isolation()),
 	}
 	e.transport = &engine.Definition{
 		Name:        ToolName,
@@ -253,6 +255,7 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 	// committed sub-calls; the sub-calls' own reports are not relayed, as
 	// they would not increase with it.
 	onCommit := func(_ string, r *engine.Result) { forward(run, r) }
+	ctx, rs := e.tel.start(ctx) // the run's span: its sub-calls' parent
 	subCtx := ctx
 	if engine.HasProgress(ctx) {
 		subCtx = engine.WithProgress(ctx, nil)
@@ -276,6 +279,7 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 		OnCommit:    onCommit,
 	})
 	if err != nil {
+		rs.end(Result{}, err, nil, 0)
 		return nil, err
 	}
 	ns := Namespace{Global: "tools", ErrorClass: "ToolCallError", ErrorMember: "toolName"}
@@ -305,10 +309,11 @@ func (e *Executor) execute(ctx context.Context, args any, run *engine.Run) (any,
 				return sched.Submit(ctx, c)
 			}})
 	}
-	res, runErr := e.rt.Run(ctx, Request{Program: code, Bindings: []Namespace{ns}})
+	res, runErr := e.rt.Run(ctx, Request{Program: code, Bindings: []Namespace{ns}, OnCompute: rs.onCompute()})
 	// Whatever happened, the run is over: queued sub-calls are abandoned,
 	// those in flight are awaited, and every event is appended (§2.1 step 5).
 	closeErr := sched.Close(settledReason)
+	rs.end(res, runErr, closeErr, sched.subCalls())
 	if runErr != nil {
 		return nil, runErr
 	}

@@ -89,6 +89,11 @@ type Request struct {
 	// same result and keeps what was written before a kill (§3.3, §3.4). It
 	// is called on the interpreter's goroutine and must not block for long.
 	OnLog func(entry string)
+	// OnCompute, when set, receives the compute time the run used, in ms,
+	// once before Run returns, from a runtime that measures it: the
+	// interpreter's busy time in process, the child's CPU time under
+	// process isolation. The executor sets it only when it records runs.
+	OnCompute func(ms float64)
 }
 
 // Runtime runs programs (§0.2). Run reports every program, budget, abort and

@@ -50,9 +50,12 @@ func TestRunCodeSubCallSpansAreChildrenOfTheRunsSpan(t *testing.T) {
 	for _, s := range rec.Ended() {
 		spans[s.Name()] = s
 	}
-	run, sub := spans["execute_tool run_code"], spans["execute_tool echo"]
-	if run == nil || sub == nil {
-		t.Fatalf("spans %v lack run_code's or echo's", rec.Ended())
+	call, run, sub := spans["execute_tool run_code"], spans[RunSpanName], spans["execute_tool echo"]
+	if call == nil || run == nil || sub == nil {
+		t.Fatalf("spans %v lack run_code's, its run's or echo's", rec.Ended())
+	}
+	if run.Parent().SpanID() != call.SpanContext().SpanID() {
+		t.Errorf("the run's span has parent %v, want the run_code call's %v", run.Parent().SpanID(), call.SpanContext().SpanID())
 	}
 	if sub.Parent().SpanID() != run.SpanContext().SpanID() {
 		t.Errorf("the sub-call's span has parent %v, want the run's %v", sub.Parent().SpanID(), run.SpanContext().SpanID())

@@ -73,12 +73,15 @@ func (r *run) run() (ptc.Result, error) {
 	}
 	began := time.Now()
 	var buf [1024]byte
-	_, ticks0, _ := procStats(w.pid, buf[:])
+	_, ticks0, measured := procStats(w.pid, buf[:])
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case m := <-r.end:
+			if r.req.OnCompute != nil && measured {
+				r.reportCompute(ticks0, buf[:])
+			}
 			return r.finish(m)
 		case <-w.exited:
 			return r.died(), nil
@@ -228,6 +231,14 @@ func (r *run) watch(began time.Time, ticks0 int64, buf []byte) *ptc.Failure {
 		return ptc.ComputeBudgetFailure(b.ComputeMs)
 	}
 	return nil
+}
+
+// reportCompute gives the request's OnCompute the child's CPU time since
+// ticks0 (in the kernel's ticks: 10 ms steps), when it can be read.
+func (r *run) reportCompute(ticks0 int64, buf []byte) {
+	if _, ticks, ok := procStats(r.w.pid, buf); ok {
+		r.req.OnCompute(float64((ticks-ticks0)*1000) / ticksPerSecond)
+	}
 }
 
 // died is the result of a run whose child is gone without settling (every

@@ -197,7 +197,11 @@ func (p *ProgramRuntime) Run(ctx context.Context, req ptc.Request) (ptc.Result, 
 		return r.ledger.Finish(ptc.Result{Err: fail}), nil
 	}
 	r.prog = prog
-	return r.ledger.Finish(r.run()), nil
+	res := r.run()
+	if req.OnCompute != nil {
+		req.OnCompute(float64(r.busyNow()) / float64(time.Millisecond))
+	}
+	return r.ledger.Finish(res), nil
 }
 
 // header is the wrapper's head for a request: the async function whose

@@ -197,7 +197,11 @@ func (p *ProgramRuntime) Run(ctx context.Context, req ptc.Request) (ptc.Result, 
 	if ctx.Err() != nil { // pre-aborted: no state is taken
 		return r.ledger.Finish(ptc.Result{Err: ptc.AbortFailure(ptc.CauseText(ctx))}), nil
 	}
-	return r.ledger.Finish(r.run()), nil
+	res := r.run()
+	if req.OnCompute != nil {
+		req.OnCompute(float64(r.busyNow()) / float64(time.Millisecond))
+	}
+	return r.ledger.Finish(res), nil
 }
 
 // errRunStopped is the cause the run's own context ends with: the run's
