@@ -8,21 +8,27 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/testtime"
 )
 
 func TestTimersFireInOrderOfDueTimeThenID(t *testing.T) {
+	// The delays are far apart (scaled on a slow machine): the zero-delay
+	// timers made after "ten" must still be due before "five" when the
+	// machine pauses the script between two setTimeout calls.
+	ms := func(n int64) int64 { return testtime.Ms(n) }
 	l := newLoop(t, Options{Setup: setupHelpers})
-	got := mustRun(t, l, `new Promise(done => {
-		setTimeout(() => log.push('late'), 30);
-		setTimeout(() => log.push('ten'), 10);
-		setTimeout(() => log.push('five'), 5);
+	got := mustRun(t, l, fmt.Sprintf(`new Promise(done => {
+		setTimeout(() => log.push('late'), %d);
+		setTimeout(() => log.push('ten'), %d);
+		setTimeout(() => log.push('five'), %d);
 		setTimeout(() => log.push('zero-a'), 0);
 		setTimeout(() => log.push('zero-b'));
 		setTimeout(() => log.push('negative'), -5);
 		setTimeout(() => log.push('nan'), NaN);
 		setTimeout(() => log.push('string-0'), 'x');
-		setTimeout(() => done(log.join()), 50);
-	})`)
+		setTimeout(() => done(log.join()), %d);
+	})`, ms(300), ms(200), ms(100), ms(400)))
 	if got != "zero-a,zero-b,negative,nan,string-0,five,ten,late" {
 		t.Fatalf("order %v", got)
 	}
