@@ -17,7 +17,12 @@
 //
 // Hot reload builds on the same steps: load the new version into a new
 // Plugin, commit it, dispose the old one, which waits (with a deadline) for
-// its in-flight calls before its interpreters close.
+// its in-flight calls before its interpreters close. With the Service's
+// tracer or meter provider set, each load, reload, failure and unload of a
+// [Reloader] is a root span ("dsh.reload", one "dsh.plugin.reload" event)
+// and a "dsh.reload.count" increment; what they record is bounded: the
+// plugin's name and the diagnostic's first line are cut to 256 bytes, the
+// metric's attributes are the plugin file and one of five outcomes.
 //
 // # Memory
 //

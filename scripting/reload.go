@@ -58,6 +58,13 @@ const renameWait = time.Second
 // one waits, whatever the rate of writes. An unchanged file (same content
 // hash) is not reloaded. Status reports each plugin's version and last error.
 //
+// Each event ([ReloadEvent]) is also recorded through the providers of the
+// Loader's Service ([engine.Service.TracerProvider], MeterProvider), when it
+// has them: a root span "dsh.reload" with one "dsh.plugin.reload" event (the
+// plugin, the revision serving, the outcome, and for a failure its
+// error.type and the diagnostic's first line, cut to 256 bytes), and one
+// increment of the counter "dsh.reload.count" by plugin and outcome.
+//
 //	r := &scripting.Reloader{Loader: loader, Dirs: []string{"scripts"}}
 //	if err := r.Start(ctx); err != nil {
 //		return err
@@ -90,6 +97,7 @@ type Reloader struct {
 	closures map[pluginKey]imports // what each known plugin imports
 	mods     map[pluginKey]string  // content hashes of the files acted on
 	w        *watcher
+	tel      *reloadTelemetry // nil: the Service has no providers
 
 	ctx         context.Context // cancelled by Close: loads in progress stop
 	cancel      context.CancelFunc
@@ -172,6 +180,8 @@ type job struct {
 	initial bool // part of Start's loads
 	after   []<-chan struct{}
 	done    chan struct{}
+
+	start time.Time // when its reconciliation began: its reload span's start
 }
 
 func (j *job) merge(o job) {
@@ -227,6 +237,7 @@ func (r *Reloader) Start(ctx context.Context) error {
 	r.entries = map[pluginKey]*entry{}
 	r.closures = map[pluginKey]imports{}
 	r.mods = map[pluginKey]string{}
+	r.tel = newReloadTelemetry(r.svc())
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.drainCtx, r.drainCancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.mu.Unlock()
@@ -447,6 +458,7 @@ func (r *Reloader) waitAfter(after []<-chan struct{}) {
 // (re)load it if new or changed (or when forced).
 func (r *Reloader) reconcile(e *entry, j *job) {
 	dir, rel := e.key.dir, e.key.rel
+	j.start = time.Now()
 	file := filepath.Join(dir, filepath.FromSlash(rel))
 	code, present := readPlugin(file)
 	if present && !isPluginPath(r.Loader.Hosts, dir, rel) {
@@ -491,7 +503,7 @@ func (r *Reloader) reconcile(e *entry, j *job) {
 		r.mu.Unlock()
 		r.retire(epoch, cur)
 		r.logger().Info("plugin unloaded", "plugin", rel, "revision", short(cur.Revision()))
-		r.notify(ReloadEvent{Kind: PluginUnloaded, Dir: dir, File: rel, Revision: cur.Revision()})
+		r.notify(ReloadEvent{Kind: PluginUnloaded, Dir: dir, File: rel, Revision: cur.Revision()}, j.start, false)
 		r.retryConflicts(e.key)
 		return
 	}
@@ -507,7 +519,7 @@ func (r *Reloader) reconcile(e *entry, j *job) {
 		r.mu.Unlock()
 		if hadErr {
 			r.logger().Info("plugin file restored", "plugin", rel, "revision", short(rev), "failed", short(errRev))
-			r.notify(ReloadEvent{Kind: PluginRestored, Dir: dir, File: rel, Revision: rev, Previous: errRev})
+			r.notify(ReloadEvent{Kind: PluginRestored, Dir: dir, File: rel, Revision: rev, Previous: errRev}, j.start, false)
 		}
 		return
 	case cur == nil && hadErr && rev == errRev && !(j.retry && conflict):
@@ -542,7 +554,7 @@ func (r *Reloader) reconcile(e *entry, j *job) {
 		} else {
 			r.logger().Info("plugin loaded", "plugin", rel, "revision", short(next.Revision()))
 		}
-		r.notify(ev)
+		r.notify(ev, j.start, false)
 		if !j.initial {
 			r.retryConflicts(e.key)
 		}
@@ -600,7 +612,7 @@ func (r *Reloader) failed(e *entry, j *job, rev string, cur *Loaded, d *Diagnost
 	default:
 		r.logger().Warn("plugin reload failed", "plugin", e.key.rel, "revision", short(rev), "error", d.Error())
 	}
-	r.notify(ev)
+	r.notify(ev, j.start, conflict)
 }
 
 // retryConflicts schedules another try of the plugins that failed to commit
@@ -637,10 +649,13 @@ func (r *Reloader) retire(epoch engine.Epoch, old *Loaded) {
 	}()
 }
 
-func (r *Reloader) notify(ev ReloadEvent) {
+// notify reports ev, of a reconciliation that began at start (conflict:
+// a failure came from the commit), to the telemetry and to OnReload.
+func (r *Reloader) notify(ev ReloadEvent, start time.Time, conflict bool) {
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
+	r.tel.record(ev, start, conflict)
 	if r.OnReload == nil {
 		return
 	}

@@ -60,10 +60,10 @@ func newRig(t *testing.T, files map[string]string) *rig {
 const rigDebounce = 15 * time.Millisecond
 
 // newRigWith is newRig with the reloader's settle window (the default when
-// zero).
-func newRigWith(t *testing.T, files map[string]string, settle time.Duration) *rig {
+// zero) and the Service's options.
+func newRigWith(t *testing.T, files map[string]string, settle time.Duration, opts ...engine.Option) *rig {
 	t.Helper()
-	g := &rig{t: t, dir: writeFiles(t, files), svc: engine.New(), news: make(chan struct{}, 1)}
+	g := &rig{t: t, dir: writeFiles(t, files), svc: engine.New(opts...), news: make(chan struct{}, 1)}
 	loader := &scripting.Loader{Service: g.svc, Hosts: []scripting.Host{
 		countingHost{&js.Host{}, &g.loads}, countingHost{&lua.Host{}, &g.loads},
 	}}
