@@ -128,9 +128,13 @@
 // every name and attribute.
 //
 // Both are off by default, and off costs nothing but a nil check per stage:
-// no allocation, no clock read. What a span records is bounded: names and
-// ids are cut to 256 bytes, and arguments and results are recorded only
-// with [WithContentCapture] (the deployment reads
+// no allocation, no clock read. On, a stage span's name and start options
+// are made once, and its attributes live in the allocation that holds the
+// stage; a tool's span name and constant attributes, and the metrics'
+// attribute sets, are cached per tool, plugin and outcome, at most 1,024
+// of each (past that they are made per call). What a span records is
+// bounded: names and ids are cut to 256 bytes, and arguments and results
+// are recorded only with [WithContentCapture] (the deployment reads
 // OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT once, when it creates
 // the Service, not per call), each cut to [MaxCapturedContent] (4 KiB). The
 // duration metric names a tool only when the call resolved it (an unknown

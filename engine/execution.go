@@ -368,6 +368,13 @@ type PostExecuteFunc func(ctx context.Context, exec *Execution, r *Result, next 
 // contained and logged; it cannot alter the result.
 type ResultObserver func(exec *Execution, r *Result) error
 
+// ResultContextObserver is a [ResultObserver] that is given the call's
+// context: its values (the call's execute_tool span, so that a log line
+// written with it carries the call's trace and span ids) without its
+// cancellation or deadline, since observers run after the call, whatever
+// ended it.
+type ResultContextObserver func(ctx context.Context, exec *Execution, r *Result) error
+
 // GuardFunc is a deny-only guard: a non-empty reason denies the call.
 type GuardFunc func(ctx context.Context, exec *Execution) (string, error)
 

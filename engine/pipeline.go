@@ -33,6 +33,8 @@ type call struct {
 	denied   bool // a policy denied or blocked the call (for its span)
 	// wrapperErr is the first throw of an inner tools/execute wrapper.
 	wrapperErr error
+	// tel is the call's telemetry; nil when the Service records none.
+	tel *callSpan
 }
 
 // resolve returns the call's registration in the registry of its epoch,
@@ -55,10 +57,11 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	}
 	var limit *ToolError // a nested call past the depth or its root's budget
 	exec.token, limit = s.nest(in.Parent, exec.callID, in.OwnBudget)
+	var tel *callSpan
 	if s.tel != nil {
-		ctx = s.tel.startCall(ctx, in, exec.token.depth)
+		ctx, tel = s.tel.startCall(ctx, in, exec.token.depth)
 	}
-	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch()}
+	c := &call{svc: s, ctx: ctx, exec: exec, ep: s.enterEpoch(), tel: tel}
 	c.hidden = in.Name != TransportName && !Admits(ctx, in.Name)
 	exec.epoch = c.ep.n
 	// C2: the visible definition, and whether the surface is collapsed.
@@ -722,7 +725,7 @@ func (c *call) finish(r *Result) *Result {
 	if c.svc.tel != nil {
 		endCall(c, r)
 	}
-	c.svc.notifyResult(c.exec, r)
+	c.svc.notifyResult(c.ctx, c.exec, r)
 	c.svc.leaveEpoch(c.ep)
 	return r
 }
@@ -771,15 +774,19 @@ func resultLossless(r *Result) (ok bool) {
 	return true
 }
 
-// notifyResult emits tools/result; observers' failures are contained (M4).
-func (s *Service) notifyResult(exec *Execution, r *Result) {
+// notifyResult emits tools/result with the call's ctx, less its
+// cancellation; observers' failures are contained (M4).
+func (s *Service) notifyResult(ctx context.Context, exec *Execution, r *Result) {
 	if s.result.empty() {
 		return
 	}
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	it := s.result.iter(exec.epoch)
 	for l := it.next(exec.agent); l != nil; l = it.next(exec.agent) {
-		if err := callObserver(func() error { return l.fn(exec, r) }); err != nil {
-			s.logger.Warn(fmt.Sprintf("tool %s (%s): tools/result observer failed: %s", display.Quote(exec.name),
+		if err := callObserver(func() error { return l.fn(ctx, exec, r) }); err != nil {
+			s.logger.WarnContext(ctx, fmt.Sprintf("tool %s (%s): tools/result observer failed: %s", display.Quote(exec.name),
 				display.Line(exec.callID, display.MaxName), display.Line(errorText(err), display.MaxText)))
 		}
 	}

@@ -35,7 +35,7 @@ type Service struct {
 	pre    table[PreExecuteFunc]
 	exec   table[ExecuteFunc]
 	post   table[PostExecuteFunc]
-	result table[ResultObserver]
+	result table[ResultContextObserver]
 	change table[ChangeObserver]
 	dlog   table[DispatchLogFunc]
 
@@ -274,6 +274,12 @@ func (c *Scope) OnPostExecute(fn PostExecuteFunc, opts ...ListenerOption) Dispos
 
 // OnResult adds a tools/result observer.
 func (c *Scope) OnResult(fn ResultObserver, opts ...ListenerOption) Disposer {
+	return c.OnResultContext(func(_ context.Context, exec *Execution, r *Result) error { return fn(exec, r) }, opts...)
+}
+
+// OnResultContext adds a tools/result observer that is given the call's
+// context (see [ResultContextObserver]).
+func (c *Scope) OnResultContext(fn ResultContextObserver, opts ...ListenerOption) Disposer {
 	return c.own(c.svc.result.add(fn, c.agent, listenerOpts(opts)))
 }
 

@@ -105,37 +105,83 @@ type telemetry struct {
 	duration  metric.Float64Histogram // nil: no metrics
 	decisions metric.Int64Counter
 	capture   bool
-	sets      attrSets // the metrics' attribute sets, made once
+	sets      attrSets                  // the metrics' attribute sets, made once
+	calls     shapes[string, spanShape] // execute_tool spans' names and options, by tool name
+	internal  []trace.SpanStartOption   // the start options of the other spans: their kind
 }
 
-// attrSets caches the attribute sets metric points are recorded with, so
-// that recording one allocates nothing once its set was seen. It keeps at
-// most maxAttrSets; past that, sets are made per point.
+// attrSets caches the options metric points are recorded with (their
+// attribute sets), so that recording one allocates nothing once its set
+// was seen. It keeps at most maxAttrSets; past that, they are made per
+// point.
 type attrSets struct {
 	mu sync.RWMutex
-	m  map[[4]string]attribute.Set
+	m  map[[4]string]pointOpts
+}
+
+// pointOpts are the options of a histogram point and of a counter point
+// with one attribute set.
+type pointOpts struct {
+	record []metric.RecordOption
+	add    []metric.AddOption
 }
 
 const maxAttrSets = 1024
 
-// get returns the set of kvs, keyed by key.
-func (c *attrSets) get(key [4]string, kvs func() []attribute.KeyValue) attribute.Set {
+// get returns the options of the set of kvs, keyed by key.
+func (c *attrSets) get(key [4]string, kvs func() []attribute.KeyValue) pointOpts {
 	c.mu.RLock()
-	set, ok := c.m[key]
+	po, ok := c.m[key]
 	c.mu.RUnlock()
 	if ok {
-		return set
+		return po
 	}
-	set = attribute.NewSet(kvs()...)
+	opt := metric.WithAttributeSet(attribute.NewSet(kvs()...))
+	po = pointOpts{record: []metric.RecordOption{opt}, add: []metric.AddOption{opt}}
 	c.mu.Lock()
 	if c.m == nil {
-		c.m = map[[4]string]attribute.Set{}
+		c.m = map[[4]string]pointOpts{}
 	}
 	if len(c.m) < maxAttrSets {
-		c.m[key] = set
+		c.m[key] = po
 	}
 	c.mu.Unlock()
-	return set
+	return po
+}
+
+// spanShape is what the execute_tool spans of one tool start with: their
+// name and their start options (kind and constant attributes), made once
+// so that starting a span builds no string and no option.
+type spanShape struct {
+	name string
+	opts []trace.SpanStartOption
+}
+
+// shapes caches values by key, at most maxAttrSets of them (the keys
+// include names a model chose); past that, values are made per use.
+type shapes[K comparable, V any] struct {
+	mu sync.RWMutex
+	m  map[K]V
+}
+
+// get returns the value of key, made by mk the first time.
+func (c *shapes[K, V]) get(key K, mk func() V) V {
+	c.mu.RLock()
+	v, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = mk()
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[K]V{}
+	}
+	if len(c.m) < maxAttrSets {
+		c.m[key] = v
+	}
+	c.mu.Unlock()
+	return v
 }
 
 // newTelemetry returns the Service's telemetry, nil when both providers are nil.
@@ -146,6 +192,7 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, capture bool
 	t := &telemetry{capture: capture}
 	if tp != nil {
 		t.tracer = tp.Tracer(InstrumentationName)
+		t.internal = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)}
 	}
 	if mp != nil {
 		m := mp.Meter(InstrumentationName)
@@ -159,65 +206,77 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, capture bool
 	return t
 }
 
-// callSpan is one call's telemetry while it runs. Its call's ctx carries
-// it (so that the call itself stays as small as without telemetry).
+// callSpan is one call's telemetry while it runs (the call's tel).
 type callSpan struct {
 	t     *telemetry
 	span  trace.Span // nil without a tracer
 	start time.Time
+	buf   [5]attribute.KeyValue // the attributes set on the span, without an allocation of their own
 }
 
-type callSpanKey struct{}
-
 // startCall starts a call's execute_tool span under ctx's and returns the
-// ctx that carries it, which the call's stages, body and nested calls see.
-func (t *telemetry) startCall(ctx context.Context, in Input, depth int) context.Context {
+// ctx that carries the span, which the call's stages, body and nested
+// calls see, and the call's telemetry. The span starts with the tool's
+// constant attributes (what a sampler sees); the call's own are set once
+// it is known to record.
+func (t *telemetry) startCall(ctx context.Context, in Input, depth int) (context.Context, *callSpan) {
 	cs := &callSpan{t: t, start: time.Now()}
 	if t.tracer == nil {
-		return context.WithValue(ctx, callSpanKey{}, cs)
+		return ctx, cs
 	}
-	name := textcap.String(in.Name, maxAttrName)
-	attrs := []attribute.KeyValue{
-		attrOperation.String("execute_tool"),
-		attrToolName.String(name),
-		attrToolCallID.String(textcap.String(in.CallID, maxAttrName)),
-		attrToolType.String("function"),
-		attrDepth.Int(depth),
+	mk := func() spanShape {
+		name := textcap.String(in.Name, maxAttrName)
+		return spanShape{name: "execute_tool " + name, opts: []trace.SpanStartOption{
+			trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(attrOperation.String("execute_tool"), attrToolName.String(name), attrToolType.String("function")),
+		}}
 	}
-	if in.RootCallID != "" && in.RootCallID != in.CallID {
-		attrs = append(attrs, attrRootCallID.String(textcap.String(in.RootCallID, maxAttrName)))
+	var shape spanShape
+	if len(in.Name) <= maxAttrName {
+		shape = t.calls.get(in.Name, mk)
+	} else {
+		shape = mk()
 	}
-	if in.Agent != nil {
-		attrs = append(attrs, attrAgent.String(textcap.String(in.Agent.ID(), maxAttrName)))
+	ctx, cs.span = t.tracer.Start(ctx, shape.name, shape.opts...)
+	if cs.span.IsRecording() {
+		attrs := append(cs.buf[:0],
+			attrToolCallID.String(textcap.String(in.CallID, maxAttrName)),
+			attrDepth.Int(depth))
+		if in.RootCallID != "" && in.RootCallID != in.CallID {
+			attrs = append(attrs, attrRootCallID.String(textcap.String(in.RootCallID, maxAttrName)))
+		}
+		if in.Agent != nil {
+			attrs = append(attrs, attrAgent.String(textcap.String(in.Agent.ID(), maxAttrName)))
+		}
+		cs.span.SetAttributes(attrs...)
 	}
-	ctx, cs.span = t.tracer.Start(ctx, "execute_tool "+name,
-		trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	return context.WithValue(ctx, callSpanKey{}, cs)
+	return ctx, cs
 }
 
 // endCall records the call's outcome r on its span and metrics and ends the span.
 func endCall(c *call, r *Result) {
-	cs, _ := c.ctx.Value(callSpanKey{}).(*callSpan)
+	cs := c.tel
 	if cs == nil {
 		return
 	}
 	outcome, errType, code := callOutcome(c, r)
 	if cs.span != nil {
-		var buf [5]attribute.KeyValue
-		attrs := append(buf[:0], attrOutcome.String(outcome))
-		if cs.t.capture {
-			attrs = append(attrs,
-				attrToolArguments.String(captured(c.exec.arguments)),
-				attrToolResult.String(captured(r.JSON())))
-		}
-		if outcome != outcomeSuccess {
-			attrs = append(attrs, attrErrorType.String(errType))
-			if code != "" {
-				attrs = append(attrs, attrErrorCode.String(code))
+		if cs.span.IsRecording() {
+			attrs := append(cs.buf[:0], attrOutcome.String(outcome))
+			if cs.t.capture {
+				attrs = append(attrs,
+					attrToolArguments.String(captured(c.exec.arguments)),
+					attrToolResult.String(captured(r.JSON())))
 			}
-			cs.span.SetStatus(codes.Error, errType)
+			if outcome != outcomeSuccess {
+				attrs = append(attrs, attrErrorType.String(errType))
+				if code != "" {
+					attrs = append(attrs, attrErrorCode.String(code))
+				}
+				cs.span.SetStatus(codes.Error, errType)
+			}
+			cs.span.SetAttributes(attrs...)
 		}
-		cs.span.SetAttributes(attrs...)
 		cs.span.End()
 	}
 	if cs.t.duration != nil {
@@ -232,7 +291,7 @@ func endCall(c *call, r *Result) {
 			}
 			return attrs
 		})
-		cs.t.duration.Record(context.Background(), time.Since(cs.start).Seconds(), metric.WithAttributeSet(set))
+		cs.t.duration.Record(context.Background(), time.Since(cs.start).Seconds(), set.record...)
 	}
 }
 
@@ -272,6 +331,7 @@ type stageSpan struct {
 	span   trace.Span
 	plugin string
 	stage  string
+	buf    [4]attribute.KeyValue // the attributes end sets, without an allocation of their own
 }
 
 // startStage starts the span of one policy stage, a child of ctx's
@@ -281,46 +341,75 @@ func (t *telemetry) startStage(ctx context.Context, stage, plugin string) *stage
 	if t == nil {
 		return nil
 	}
-	ss := &stageSpan{t: t, plugin: plugin, stage: stage}
-	if t.tracer != nil {
-		attrs := []attribute.KeyValue{attrStage.String(stage)}
-		if plugin != "" {
-			attrs = append(attrs, attrPlugin.String(plugin))
-		}
-		_, ss.span = t.tracer.Start(ctx, "dsh.policy "+stage,
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
-	}
+	ss := &stageSpan{}
+	t.initStage(ss, ctx, stage, plugin)
 	return ss
+}
+
+// initStage is startStage into ss, for a caller that holds the stage's
+// telemetry in an allocation of its own. The span starts with its kind
+// only: its attributes, the stage's and the plugin's with the decision,
+// are set together when it ends (one copy into the span, not two).
+func (t *telemetry) initStage(ss *stageSpan, ctx context.Context, stage, plugin string) {
+	ss.t, ss.plugin, ss.stage = t, plugin, stage
+	if t.tracer == nil {
+		return
+	}
+	_, ss.span = t.tracer.Start(ctx, stageSpanName(stage), t.internal...)
+}
+
+// stageSpanName is the name of a stage's span, "dsh.policy <stage>".
+func stageSpanName(stage string) string {
+	switch stage {
+	case stagePreExecute:
+		return "dsh.policy " + stagePreExecute
+	case stageGuard:
+		return "dsh.policy " + stageGuard
+	case stageExecute:
+		return "dsh.policy " + stageExecute
+	case stagePostExecute:
+		return "dsh.policy " + stagePostExecute
+	case stageProject:
+		return "dsh.policy " + stageProject
+	case stageFinalize:
+		return "dsh.policy " + stageFinalize
+	}
+	return "dsh.policy " + stage
 }
 
 // end records the stage's decision (delegated: the listener returned what
 // the rest of its chain decided, unchanged) or its failure, and ends the
 // span. The decisions counter counts the stage's own decisions only.
 func (ss *stageSpan) end(decision string, delegated bool, err error) {
-	if ss == nil {
+	if ss == nil || ss.t == nil {
 		return
 	}
 	if err != nil {
 		decision = outcomeError
 	}
 	if ss.span != nil {
-		var buf [3]attribute.KeyValue
-		attrs := append(buf[:0], attrDecision.String(decision))
-		if delegated {
-			attrs = append(attrs, attrDelegated.Bool(true))
+		if ss.span.IsRecording() {
+			attrs := append(ss.buf[:0], attrStage.String(ss.stage))
+			if ss.plugin != "" {
+				attrs = append(attrs, attrPlugin.String(ss.plugin))
+			}
+			attrs = append(attrs, attrDecision.String(decision))
+			if delegated {
+				attrs = append(attrs, attrDelegated.Bool(true))
+			}
+			if err != nil {
+				attrs = append(attrs, attrErrorType.String(errorType(err)))
+				ss.span.SetStatus(codes.Error, errorType(err))
+			}
+			ss.span.SetAttributes(attrs...)
 		}
-		if err != nil {
-			attrs = append(attrs, attrErrorType.String(errorType(err)))
-			ss.span.SetStatus(codes.Error, errorType(err))
-		}
-		ss.span.SetAttributes(attrs...)
 		ss.span.End()
 	}
 	if ss.t.decisions != nil && !delegated {
 		set := ss.t.sets.get([4]string{"decision", ss.plugin, ss.stage, decision}, func() []attribute.KeyValue {
 			return []attribute.KeyValue{attrPlugin.String(ss.plugin), attrStage.String(ss.stage), attrDecision.String(decision)}
 		})
-		ss.t.decisions.Add(context.Background(), 1, metric.WithAttributeSet(set))
+		ss.t.decisions.Add(context.Background(), 1, set.add...)
 	}
 }
 

@@ -11,8 +11,9 @@ const (
 
 // preStep is a traced pre-execute listener's next: it remembers what the
 // rest of the chain decided, to tell the listener's own decision from one it
-// passed on. One allocation holds it all.
+// passed on. One allocation holds it all, the stage's span included.
 type preStep struct {
+	ss       stageSpan
 	next     func() (PreDecision, error)
 	inner    PreDecision
 	innerErr error
@@ -29,11 +30,11 @@ func (p *preStep) step() (PreDecision, error) {
 // the chain, inside its stage span. It is runPre's step when the engine
 // records telemetry.
 func (s *Service) tracedPre(ctx context.Context, exec *Execution, l *listener[PreExecuteFunc], next func() (PreDecision, error)) (d PreDecision, err error) {
-	ss := s.tel.startStage(ctx, stagePreExecute, l.source)
 	p := &preStep{next: next}
+	s.tel.initStage(&p.ss, ctx, stagePreExecute, l.source)
 	defer func() {
 		delegated := p.called && err == nil && p.innerErr == nil && d.Kind == p.inner.Kind && d.Reason == p.inner.Reason
-		ss.end(string(d.Kind), delegated, err)
+		p.ss.end(string(d.Kind), delegated, err)
 	}()
 	defer recoverInto(&err)
 	return l.fn(ctx, exec, p.step)
@@ -41,6 +42,7 @@ func (s *Service) tracedPre(ctx context.Context, exec *Execution, l *listener[Pr
 
 // postStep is [preStep] for a post-execute listener.
 type postStep struct {
+	ss       stageSpan
 	next     func() (PostDecision, error)
 	inner    PostDecision
 	innerErr error
@@ -55,12 +57,12 @@ func (p *postStep) step() (PostDecision, error) {
 
 // tracedPost is [Service.tracedPre] for a post-execute listener.
 func (s *Service) tracedPost(ctx context.Context, exec *Execution, r *Result, l *listener[PostExecuteFunc], next func() (PostDecision, error)) (d PostDecision, err error) {
-	ss := s.tel.startStage(ctx, stagePostExecute, l.source)
 	p := &postStep{next: next}
+	s.tel.initStage(&p.ss, ctx, stagePostExecute, l.source)
 	defer func() {
 		delegated := p.called && err == nil && p.innerErr == nil && d.Kind == p.inner.Kind &&
 			d.HasContent == p.inner.HasContent && d.HasValue == p.inner.HasValue
-		ss.end(postDecision(d), delegated, err)
+		p.ss.end(postDecision(d), delegated, err)
 	}()
 	defer recoverInto(&err)
 	return l.fn(ctx, exec, r, p.step)
