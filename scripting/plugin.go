@@ -189,9 +189,10 @@ func (p *Plugin) sourced(opts []engine.ListenerOption) []engine.ListenerOption {
 	return append(append([]engine.ListenerOption{}, opts...), engine.Source(p.file))
 }
 
-// OnResult adds a tools/result observer.
-func (p *Plugin) OnResult(site Site, agent *engine.Agent, fn engine.ResultObserver, opts ...engine.ListenerOption) (engine.Disposer, error) {
-	return p.do("tools/result", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnResult(fn, opts...), nil })
+// OnResult adds a tools/result observer, given the call's context (its
+// span: the observer's log lines carry the call's trace ids).
+func (p *Plugin) OnResult(site Site, agent *engine.Agent, fn engine.ResultContextObserver, opts ...engine.ListenerOption) (engine.Disposer, error) {
+	return p.do("tools/result", "", site, agent, func(s *engine.Scope) (engine.Disposer, error) { return s.OnResultContext(fn, opts...), nil })
 }
 
 // OnChange adds a tools/change listener.

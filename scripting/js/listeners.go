@@ -192,10 +192,10 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 }
 
 // resultObserver is a tools/result observer in the script.
-func (pl *pool) resultObserver(key int) engine.ResultObserver {
-	return func(exec *engine.Execution, r *engine.Result) error {
-		_, err := pl.invoke(key, context.Background(), "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
-			fn, obj, e, err := i.listenerCall(vm, st, key, context.Background(), exec, false)
+func (pl *pool) resultObserver(key int) engine.ResultContextObserver {
+	return func(ctx context.Context, exec *engine.Execution, r *engine.Result) error {
+		_, err := pl.invoke(key, ctx, "a tools/result observer", pl.host.listenerTimeout(), func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			fn, obj, e, err := i.listenerCall(vm, st, key, ctx, exec, false)
 			if err != nil {
 				return nil, err
 			}

@@ -169,10 +169,10 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 }
 
 // resultObserver is a tools/result observer in the script.
-func (pl *pool) resultObserver(key int) engine.ResultObserver {
+func (pl *pool) resultObserver(key int) engine.ResultContextObserver {
 	spec := pl.listenerSpec("a tools/result observer")
-	return func(exec *engine.Execution, r *engine.Result) error {
-		_, err := pl.invoke(key, context.Background(), spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
+	return func(ctx context.Context, exec *engine.Execution, r *engine.Result) error {
+		_, err := pl.invoke(key, ctx, spec, func(i *instance, L *glua.LState, f *frame) (any, error) {
 			fn, _, err := i.callback(key, "")
 			if err != nil {
 				return nil, err

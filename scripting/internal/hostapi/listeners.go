@@ -33,7 +33,7 @@ type Adapters struct {
 	PreExecute  func(key int) engine.PreExecuteFunc
 	Execute     func(key int) engine.ExecuteFunc
 	PostExecute func(key int) engine.PostExecuteFunc
-	Result      func(key int) engine.ResultObserver
+	Result      func(key int) engine.ResultContextObserver
 	Change      func(key int) engine.ChangeObserver
 	DispatchLog func(key int) engine.DispatchLogFunc
 }

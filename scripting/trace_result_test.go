@@ -1,0 +1,118 @@
+package scripting_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/dsh-go/dsh/dsl"
+	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/tracelog"
+	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/js"
+	"github.com/dsh-go/dsh/scripting/lua"
+)
+
+// observedPlugins are, in each language, a tool and a tools/result
+// observer that logs a line.
+var observedPlugins = map[string]map[string]string{
+	".js": {"observed.js": `const { defineTool, tools, on, log } = require("dsh");
+tools.register(defineTool({
+  name: "echo", description: "test", parameters: {},
+  output: { schema: { type: "string" }, render: (a, v) => [{ type: "text", text: v }] },
+  async execute() { return "ran"; },
+}));
+on("tools/result", (exec, r) => { log.info("observed " + exec.name); });
+`},
+	".lua": {"observed.lua": `
+local dsh = require("dsh")
+dsh.tools.register(dsh.define_tool {
+  name = "echo", description = "test", parameters = {},
+  output = { schema = { type = "string" }, render = function(a, v) return { { type = "text", text = v } } end },
+  execute = function() return "ran" end,
+})
+dsh.on("tools/result", function(exec, r) dsh.log.info("observed " .. exec.name) end)
+`},
+}
+
+// lockedBuffer is a bytes.Buffer safe for the hosts' goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestAScriptResultObserversLogLinesCarryTheCallsTraceIDs(t *testing.T) {
+	for _, ext := range []string{".js", ".lua"} {
+		t.Run("in "+ext, func(t *testing.T) {
+			var out lockedBuffer
+			logger := slog.New(tracelog.Handler(slog.NewTextHandler(&out, nil)))
+			hosts := map[string]scripting.Host{
+				".js":  &js.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
+				".lua": &lua.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
+			}
+			rec := tracetest.NewSpanRecorder()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			svc := engine.New(engine.WithTracerProvider(tp))
+			l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{hosts[ext]}, Agents: scripting.NewAgents().Agent}
+			loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, observedPlugins[ext]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
+					t.Error(err)
+				}
+			}()
+			for _, d := range diags {
+				t.Fatal(d)
+			}
+			if r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
+				t.Fatal(r.Error.Message)
+			}
+			var span sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				if s.Name() == "execute_tool echo" {
+					span = s
+				}
+			}
+			if span == nil {
+				t.Fatalf("no execute_tool echo span in %v", rec.Ended())
+			}
+			var line string
+			for _, l := range strings.Split(out.String(), "\n") {
+				if strings.Contains(l, "observed echo") {
+					line = l
+				}
+			}
+			if line == "" {
+				t.Fatalf("the observer's line is not in the log:\n%s", out.String())
+			}
+			if want := "trace_id=" + span.SpanContext().TraceID().String(); !strings.Contains(line, want) {
+				t.Errorf("the observer's line %q lacks %s", line, want)
+			}
+			if want := "span_id=" + span.SpanContext().SpanID().String(); !strings.Contains(line, want) {
+				t.Errorf("the observer's line %q lacks %s", line, want)
+			}
+		})
+	}
+}
