@@ -586,6 +586,9 @@ func TestJaegerE2E(t *testing.T) {
 			for _, s := range tr.children(call) {
 				if s.OperationName == "dsh.policy execute" {
 					executed = true
+					if p, _ := s.tag("dsh.plugin"); p != "dsh:timeout" {
+						t.Errorf("call %s: the tools/execute stage span names the plugin %q, want dsh:timeout (the command's timeout wrapper)", c.id, p)
+					}
 				}
 				if s.OperationName != "dsh.policy pre-execute" {
 					continue

@@ -113,7 +113,8 @@ func newSession(o *options) (*session, error) {
 	if err := s.setExecutor(); err != nil {
 		return nil, err
 	}
-	s.svc.Global().OnExecute(engine.TimeoutPolicy())
+	// Named in its stage span (dsh.plugin), as no plugin file can be.
+	s.svc.Global().OnExecute(engine.TimeoutPolicy(), engine.Source("dsh:timeout"))
 
 	if err := o.checkWorkspace(); err != nil {
 		return nil, err
