@@ -25,7 +25,7 @@ import (
 // TestMain registers dsh as a testscript command: scripts that run it
 // re-execute this test binary, which then runs cli.Main.
 func TestMain(m *testing.M) {
-	testscript.Main(leakChecked{m}, map[string]func(){"dsh": cli.Main, "mcp-echo-server": mcpEchoServer, "mcp-relay-server": mcpRelayServer})
+	testscript.Main(leakChecked{m}, map[string]func(){"dsh": cli.Main, "mcp-echo-server": mcpEchoServer, "mcp-relay-server": mcpRelayServer, "mcp-catalog-fixture": mcpCatalogFixture})
 }
 
 // leakChecked runs the tests, then fails the run if goroutines the in-process

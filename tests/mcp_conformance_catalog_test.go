@@ -15,16 +15,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpCatalogFixtureArg makes the test binary an MCP server on stdio with
+// mcpCatalogFixture is the command mcp-catalog-fixture (TestMain runs the
+// test binary as it when invoked by that name): an MCP server on stdio with
 // the resources, resource template and prompt the conformance suite's
-// resources and prompts scenarios read: the upstream dsh serve imports in
+// resources and prompts scenarios read, the upstream dsh serve imports in
 // TestMCPConformanceCatalog.
-const mcpCatalogFixtureArg = "mcp-conformance-catalog-fixture"
-
-func init() {
-	if len(os.Args) < 2 || os.Args[1] != mcpCatalogFixtureArg {
-		return
-	}
+func mcpCatalogFixture() {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "catalog-fixture", Version: "v1"}, nil)
 	contents := func(c *sdk.ResourceContents) sdk.ResourceHandler {
 		return func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -111,7 +107,20 @@ func init() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(0)
+}
+
+// catalogFixturePath returns a path that runs the test binary as
+// mcp-catalog-fixture: a link by that name in a temporary directory.
+func catalogFixturePath(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "mcp-catalog-fixture")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
 }
 
 // TestMCPConformanceCatalog runs the conformance suite's resources and
@@ -126,6 +135,7 @@ func init() {
 func TestMCPConformanceCatalog(t *testing.T) {
 	conformance, path := conformanceSuite(t)
 	dsh := buildDsh(t)
+	fixture := catalogFixturePath(t)
 	run := func(t *testing.T, url, name, covers string) {
 		t.Run(name+": "+covers, func(t *testing.T) {
 			out, err := runConformance(t, conformance, path, url, name)
@@ -146,7 +156,7 @@ func TestMCPConformanceCatalog(t *testing.T) {
 
 	t.Run("an import served as NAME__x", func(t *testing.T) {
 		url := serveHTTP(t, dsh, t.TempDir(), "--scripts", t.TempDir(),
-			"--mcp", "fx='"+os.Args[0]+"' "+mcpCatalogFixtureArg)
+			"--mcp", "fx='"+fixture+"'")
 		waitForResource(t, url, "test://static-text")
 		for _, sc := range []struct{ name, covers string }{
 			{"resources-list", "the imported resources are listed with a URI and a name"},
@@ -165,7 +175,7 @@ func TestMCPConformanceCatalog(t *testing.T) {
 	t.Run(`an import with "prefix": false`, func(t *testing.T) {
 		dir := t.TempDir()
 		config, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-			"fx": map[string]any{"command": os.Args[0], "args": []string{mcpCatalogFixtureArg}, "prefix": false},
+			"fx": map[string]any{"command": fixture, "prefix": false},
 		}})
 		if err != nil {
 			t.Fatal(err)
