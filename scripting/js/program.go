@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/warmpool"
 	"github.com/dsh-go/dsh/scripting/js/internal/eventloop"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsguard"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsrewrite"
 	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 	"github.com/dsh-go/dsh/scripting/js/internal/tsbuild"
@@ -82,6 +83,18 @@ type ProgramOptions struct {
 	// background goroutine; 0 means DefaultWarmRuntimes, a negative value
 	// none (each run then builds its own).
 	WarmRuntimes int
+	// ContainedByProcess is only for a process that is its own guard: the
+	// run_code child of process isolation, memory-capped, killed whole,
+	// with its Go stack capped low, where a Go stack overflow ends that
+	// child alone (the run fails as worker-exit). Its runtimes keep every
+	// part of jsguard that decides what a program sees (its JSON, join,
+	// regular expressions and their time limit, the allocation and BigInt
+	// caps, the source checks) and leave to goja the builtins jsguard
+	// would only count for native re-entry, which are most of the cost
+	// of building a runtime. The memory guard and the interrupts (the
+	// compute budget, the wall-clock ceiling) are unchanged. In-process
+	// runtimes must leave it false.
+	ContainedByProcess bool
 }
 
 // DefaultWarmRuntimes is the number of base runtimes a ProgramRuntime keeps
@@ -90,7 +103,8 @@ const DefaultWarmRuntimes = 2
 
 // ProgramRuntime runs run_code programs written in TypeScript or JavaScript
 // in goja, in-process (docs/run-code.md). Each run gets a fresh
-// goja runtime with jsguard installed and nothing else but the program's
+// goja runtime with jsguard installed (contained in a process-isolation
+// child: ProgramOptions.ContainedByProcess) and nothing else but the program's
 // parameters: its namespaces, their error classes and console. There are no
 // timers, no require, no process. Programs are type-stripped by esbuild and
 // compiled once per content. A call of a name a namespace lacks
@@ -114,6 +128,8 @@ type ProgramRuntime struct {
 	budgets ptc.Budgets
 	log     *slog.Logger
 	memory  *scripting.MemoryGuard
+	// contained is ProgramOptions.ContainedByProcess.
+	contained bool
 
 	runs ptc.Runs[*programRun]
 
@@ -142,10 +158,11 @@ func NewProgramRuntime(opts ProgramOptions) (*ProgramRuntime, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &ProgramRuntime{
-		budgets: b,
-		log:     log,
-		memory:  opts.Memory,
-		cache:   make(map[*tsbuild.Output]compiledProgram),
+		budgets:   b,
+		log:       log,
+		memory:    opts.Memory,
+		contained: opts.ContainedByProcess,
+		cache:     make(map[*tsbuild.Output]compiledProgram),
 	}
 	warm := opts.WarmRuntimes
 	if warm == 0 {
@@ -597,6 +614,7 @@ func (p *ProgramRuntime) newBase() (*programBase, error) {
 	loop, err := eventloop.New(eventloop.Options{
 		Grace:        -1,
 		OrphanBudget: -1,
+		Guard:        jsguard.Options{Contained: p.contained},
 		// A thrown text longer than the output cap fails the run as
 		// output-limit (cut, it is still longer): only that much crosses.
 		MaxErrorText: int(p.budgets.MaxOutputBytes),

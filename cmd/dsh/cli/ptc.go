@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -398,7 +399,11 @@ func newPTCChildCmd(o *options) *cobra.Command {
 // parent asks for, with a heap guard at the child's cap, so that a program
 // growing its heap ends as worker-exit ("worker exceeded its memory limit
 // (<n> MiB)") even where the parent has no watchdog.
+//
+// The child is its own guard: its Go stack is capped at childMaxStack and
+// a JS runtime is built contained (js.ProgramOptions.ContainedByProcess).
 func openChildRuntime(cfg process.ChildConfig) (ptc.Runtime, error) {
+	debug.SetMaxStack(childMaxStack)
 	guard := scripting.NewMemoryGuard(int64(cfg.Budgets.MaxMemoryMB*scripting.MiB), scripting.MemoryGuardOptions{})
 	var rt ptc.Runtime
 	var err error
@@ -406,7 +411,8 @@ func openChildRuntime(cfg process.ChildConfig) (ptc.Runtime, error) {
 	if cfg.Language == ptc.Lua {
 		rt, err = lua.NewProgramRuntime(lua.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmStates: 1})
 	} else {
-		rt, err = js.NewProgramRuntime(js.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmRuntimes: 1})
+		rt, err = js.NewProgramRuntime(js.ProgramOptions{Budgets: cfg.Budgets, Memory: guard, WarmRuntimes: 1,
+			ContainedByProcess: true})
 		warmup = "const x: number = 1; return x"
 	}
 	if err != nil {

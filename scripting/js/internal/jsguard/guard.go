@@ -42,6 +42,13 @@ type Options struct {
 	// code unit), buffer or array (16 bytes per element) made by one
 	// builtin call. <= 0 means DefaultMaxAllocBytes.
 	MaxAllocBytes int64
+	// Contained is for a runtime whose process is its own guard (a
+	// run_code child under process isolation: memory-capped, killed
+	// whole, its Go stack capped low), where a Go stack overflow ends that
+	// process alone. The builtins jsguard would only count for native
+	// re-entry keep goja's own functions (see contained.go); everything
+	// that changes what a builtin returns or throws stays.
+	Contained bool
 }
 
 // ErrInstall is wrapped by the errors Install returns.
@@ -57,6 +64,8 @@ type guard struct {
 	vm       *goja.Runtime
 	maxDepth int
 	maxBytes int64
+	// contained leaves the counted-only builtins alone (Options.Contained).
+	contained bool
 
 	depth int // current native re-entry depth
 
@@ -108,6 +117,7 @@ func install(vm *goja.Runtime, opts Options) (*guard, error) {
 		vm:        vm,
 		maxDepth:  opts.MaxDepth,
 		maxBytes:  opts.MaxAllocBytes,
+		contained: opts.Contained,
 		fwd:       newForwardTable(),
 		proxied:   make(map[*goja.Object]*goja.Object, len(proxiedCtors)+2),
 		proxyOrig: make(map[*goja.Object]*goja.Object, len(proxiedCtors)+2),

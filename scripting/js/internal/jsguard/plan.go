@@ -46,6 +46,9 @@ type planned struct {
 	name  string
 	ctor  string // proxiedCtors name, or "" for a native method
 	sites []site
+	// countedOnly is a native method whose wrapper only counts re-entry:
+	// a contained runtime leaves it alone (see contained.go).
+	countedOnly bool
 }
 
 // installPlan is the plan: the builtins to replace and the distinct
@@ -177,6 +180,7 @@ func makePlan() (*installPlan, error) {
 			recErr = errors.Join(recErr, fmt.Errorf("builtin %s not found where expected", name))
 		}
 	}
+	markCountedOnly(out)
 	return &installPlan{items: out, holders: holders}, recErr
 }
 
@@ -260,6 +264,9 @@ func (g *guard) wrapAll() error {
 	}
 	flag := goja.ToFlag
 	for _, pl := range p.items {
+		if g.contained && pl.countedOnly {
+			continue
+		}
 		h, err := holder(pl.sites[0])
 		if err != nil {
 			return err
