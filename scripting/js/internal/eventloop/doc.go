@@ -74,6 +74,14 @@
 // rejection tracker) only records what happened; it never calls into the
 // runtime, because a call from there would start a nested drain out of order.
 //
+// Each entry's drain also ends with goja dropping its VM stack and job queue,
+// which the next entry grows again (three allocations, 448 bytes, for a
+// shallow entry). The loop does not keep one entry open to keep them warm:
+// within an entry no promise job runs, and a driver living in the drain
+// cannot tell when the queue is empty, so either await would stop or jobs
+// would overtake microtasks (TestGojaEntries; the measurements are in
+// BENCHMARKS.md, "Lever 2: a warm VM").
+//
 // An uncatchable error that escapes the drain means goja dropped the rest of
 // the job queue: async functions of any caller may never resume. The loop then
 // breaks (see below) with an error wrapping [ErrBroken], since no pending Run
