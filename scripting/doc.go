@@ -34,7 +34,10 @@
 // (<n> MiB)", errors.Is [ErrMemoryLimit]); their instances are discarded and
 // replaced, and the process lives on. The guard watches the heap, not the
 // resident size: the Go runtime's soft limit (debug.SetMemoryLimit) keeps the
-// two close, and being process-wide it is the embedder's choice. The dsh CLI
-// (--memory-limit, 1024 MiB by default) sets the soft limit to one and a
-// half times the guard's.
+// two close, and being process-wide it is the embedder's choice. [TuneGC]
+// makes it, from main, as the dsh command does: the collector's percent
+// (GOGC; the command's is 400, because interpreters allocate a small value
+// per step while their live heap stays small) and a soft limit of one and a
+// half times the guard's (--memory-limit, 1024 MiB by default). Nothing in
+// the module sets either on import.
 package scripting

@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -171,20 +170,21 @@ func colour(w io.Writer) bool {
 	return ok && isTerminal(f)
 }
 
-// memoryGuard builds the guard of --memory-limit (nil when it is 0) and sets
-// the Go runtime's soft memory limit to one and a half times the limit, so
-// that garbage cannot take the process's resident size far past it (dsh runs
-// with GOGC=400). At the limit itself the collector would run without pause
-// while a script's live heap nears it, slowing every call (measured: a JS
-// body growing an array to 256 MiB failed after 5-6 s instead of 3). The
-// soft limit is process-wide: the CLI owns the process, a library embedder
-// chooses its own.
+// memoryGuard builds the guard of --memory-limit (nil when it is 0) and,
+// through scripting.TuneGC as an embedder would, sets the Go runtime's soft
+// memory limit to one and a half times the limit (unless GOMEMLIMIT is in
+// the environment), so that garbage cannot take the process's resident size
+// far past it (dsh runs with GOGC=400). At the limit itself the collector
+// would run without pause while a script's live heap nears it, slowing
+// every call (measured: a JS body growing an array to 256 MiB failed after
+// 5-6 s instead of 3). The soft limit is process-wide: the CLI owns the
+// process, a library embedder chooses its own.
 func (o *options) memoryGuard(logger *slog.Logger) *scripting.MemoryGuard {
 	if o.memoryLimit <= 0 {
 		return nil
 	}
 	limit := int64(o.memoryLimit) * scripting.MiB
-	debug.SetMemoryLimit(limit + limit/2)
+	scripting.TuneGC(0, limit)
 	return scripting.NewMemoryGuard(limit, scripting.MemoryGuardOptions{Logger: logger})
 }
 
