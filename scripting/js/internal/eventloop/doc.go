@@ -36,9 +36,12 @@
 //
 // [Loop.Run] runs fn as a job. If fn returns a pending *goja.Promise (a
 // native promise, subclass instances included; other thenables are plain
-// values, since awaiting them would call script code), the loop attaches two
-// reactions to it Go-side, through the intrinsic Promise.prototype.then and
-// Reflect.apply captured before any script ran (a script that replaces
+// values, since awaiting them would call script code), the loop attaches a
+// reaction to it Go-side, through the intrinsic Promise.prototype.then and
+// Reflect.apply captured before any script ran: one closure passed as both
+// handlers (the promise, settled by the time it runs, says which outcome it
+// was), in an argument list made once per loop, so an await costs one
+// function object beside the promise then makes (a script that replaces
 // Promise.prototype.then does not see or stop the attachment; then still
 // reads the promise's constructor and its Symbol.species, as the language
 // requires, so a script that redefines those has its own code called there,

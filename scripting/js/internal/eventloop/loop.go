@@ -169,7 +169,7 @@ type Loop struct {
 	owner *run
 
 	active   map[*run]struct{} // started and not finished
-	awaiting map[int64]*run    // waiting for their promise, by attach id
+	awaiting map[int64]awaited // waiting for their promise, by attach id
 	awaitSeq int64
 	ready    []*run // settled, waiting for done
 
@@ -233,6 +233,12 @@ type run struct {
 	rejected bool
 }
 
+// awaited is a Run waiting for its pending promise, as attached.
+type awaited struct {
+	r *run
+	p *goja.Promise
+}
+
 type item struct {
 	run   *run   // start this Run, or
 	fn    func() // run this job
@@ -253,7 +259,7 @@ func New(opts Options) (*Loop, error) {
 		brokenCh: make(chan struct{}),
 		done:     make(chan struct{}),
 		active:   make(map[*run]struct{}),
-		awaiting: make(map[int64]*run),
+		awaiting: make(map[int64]awaited),
 		byID:     make(map[int64]*timer),
 	}
 	switch {
@@ -798,10 +804,15 @@ func (l *Loop) main(ready chan<- error) {
 // initSrc is compiled once. Its functions only call what they were given,
 // never globals, so scripts that replace globals change nothing.
 const initSrc = `(function (enter, apply, then, settled, report) {
+  const args = [undefined, undefined]
   return [
     function () { enter() },
     function (p, id) {
-      apply(then, p, [function (v) { settled(id, v, false) }, function (e) { settled(id, e, true) }])
+      const f = () => settled(id)
+      args[0] = f
+      args[1] = f
+      apply(then, p, args)
+      args[0] = args[1] = undefined
     },
     function (resolved, cb) {
       apply(then, resolved, [function () { try { cb() } catch (e) { report(e) } }])
@@ -877,13 +888,16 @@ func (l *Loop) init() error {
 		}
 		return goja.Undefined()
 	})
-	settled := l.native("settled", 3, func(call goja.FunctionCall) goja.Value {
+	settled := l.native("settled", 1, func(call goja.FunctionCall) goja.Value {
 		// Runs inside a promise job: record only, never call into the runtime.
+		// The one reaction serves both outcomes: the promise it was attached
+		// to is settled by now, and says which.
 		id := call.Argument(0).ToInteger()
-		if r := l.awaiting[id]; r != nil {
+		if a, ok := l.awaiting[id]; ok {
 			delete(l.awaiting, id)
-			r.val = call.Argument(1)
-			r.rejected = call.Argument(2).ToBoolean()
+			r := a.r
+			r.val = a.p.Result()
+			r.rejected = a.p.State() == goja.PromiseStateRejected
 			l.ready = append(l.ready, r)
 			if r == l.owner && l.orphans.on && l.orphans.from == 0 {
 				// r's outcome is known: what its entry goes on doing is left
@@ -1139,7 +1153,7 @@ func (l *Loop) startRun(r *run) {
 func (l *Loop) attachRun(r *run, p *goja.Promise) {
 	l.awaitSeq++
 	id := l.awaitSeq
-	l.awaiting[id] = r
+	l.awaiting[id] = awaited{r, p}
 	if _, err := l.attach(goja.Undefined(), l.vm.ToValue(p), l.vm.ToValue(id)); err != nil {
 		delete(l.awaiting, id)
 		if !l.stopped.Load() {
