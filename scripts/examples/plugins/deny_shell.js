@@ -35,7 +35,9 @@ const RULES = [
   { id: "shutdown", why: "shutting the machine down", pattern: /(?:^|[;&|]\s*|\bsudo\s+)(?:shutdown|reboot|halt|poweroff)\b/ },
 ];
 
-on("tools/pre-execute", async (exec, next) => {
+// A plain function, not async: it has nothing to await, and returning
+// next()'s own promise lets the host skip a promise of its own per call.
+on("tools/pre-execute", (exec, next) => {
   // The name first: the host converts a listener's exec.arguments on first
   // read, so other tools' calls pass without that cost. Reading them has
   // no effect, so skipping the read changes no decision.
