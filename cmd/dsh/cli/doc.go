@@ -20,7 +20,11 @@
 //   - Cards are drawn from the session's durable events (tool/call and
 //     tool/result), live and in replay alike, so a replay draws the same
 //     cards. Calls without an agent are not logged by the engine; their
-//     cards come from events built from a tools/result observer.
+//     cards come from events built from a tools/result observer. With
+//     --json no card is drawn: "dsh run" keeps no records (the --log file
+//     still gets every event) and sets no observer. The cards of a run are
+//     written through one buffer, flushed once they are all drawn, not one
+//     write (a system call on a pipe) per card.
 //   - The summary's "ran a | b+c" reads the schedule from the events: calls
 //     joined by + were started while an earlier one of them had not
 //     committed. Calls aborted before dispatch never ran: they are listed

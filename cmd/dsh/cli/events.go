@@ -44,6 +44,11 @@ func (r record) str(key string) string {
 type recorder struct {
 	file *engine.JSONLLog // nil without --log
 
+	// drop keeps no records: with --json no card is drawn, so the run
+	// keeps only what the --log file needs (issue 29: the records of a
+	// long batch were live heap the collector scanned for nothing).
+	drop bool
+
 	mu      sync.Mutex
 	seq     int
 	records []record
@@ -63,6 +68,9 @@ func (r *recorder) Append(ctx context.Context, e engine.Event) (string, error) {
 		id = "e" + strconv.Itoa(r.seq+1)
 	}
 	r.seq++
+	if r.drop {
+		return id, nil
+	}
 	rec := record{id: id, typ: e.Type, data: e.Data}
 	if e.Agent != nil {
 		rec.agent = e.Agent.ID()
@@ -95,6 +103,13 @@ func (r *recorder) all() []record {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]record(nil), r.records...)
+}
+
+// len returns the number of records appended so far.
+func (r *recorder) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.records)
 }
 
 // maxLogLine bounds one line of a session log read by replay: the longest

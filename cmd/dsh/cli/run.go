@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -165,7 +166,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 		return err
 	}
 	defer s.close()
-	rec := &recorder{}
+	rec := &recorder{drop: o.json}
 	if rec.file, err = o.openLog(); err != nil {
 		return err
 	}
@@ -185,18 +186,21 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 		}
 	}
 	// Calls without an agent leave no events: their cards are drawn from
-	// events built from what a tools/result observer sees.
+	// events built from what a tools/result observer sees (with --json no
+	// card is drawn: no observer).
 	var observed atomic.Int64
-	stop := s.svc.Global().OnResult(func(exec *engine.Execution, r *engine.Result) error {
-		if exec.Agent() != nil || exec.Parent() != nil {
+	if !o.json {
+		stop := s.svc.Global().OnResult(func(exec *engine.Execution, r *engine.Result) error {
+			if exec.Agent() != nil || exec.Parent() != nil {
+				return nil
+			}
+			observed.Add(1)
+			rec.observe(engine.ToolCallEvent(nil, exec.CallID(), exec.Name(), exec.Arguments()),
+				func(callEvent string) engine.Event { return engine.ToolResultEvent(nil, exec.CallID(), callEvent, r) })
 			return nil
-		}
-		observed.Add(1)
-		rec.observe(engine.ToolCallEvent(nil, exec.CallID(), exec.Name(), exec.Arguments()),
-			func(callEvent string) engine.Event { return engine.ToolResultEvent(nil, exec.CallID(), callEvent, r) })
-		return nil
-	})
-	defer stop()
+		})
+		defer stop()
+	}
 
 	total := &engine.BatchResult{Results: []engine.CallResult{}}
 	var batchErr error
@@ -208,7 +212,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 			total.Results = append(total.Results, res.Results...)
 			total.AdditionalContexts = append(total.AdditionalContexts, res.AdditionalContexts...)
 			total.Concluded = total.Concluded || res.Concluded
-			if b.agent == nil {
+			if b.agent == nil && !o.json {
 				// Skipped calls (after an interrupt) met no observer.
 				for i := int(observed.Load()); i < len(res.Results); i++ {
 					cr, name := res.Results[i], b.calls[i].Name
@@ -220,7 +224,7 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 				}
 			}
 		}
-		ends = append(ends, len(rec.all()))
+		ends = append(ends, rec.len())
 		if err != nil {
 			batchErr = err
 			break
@@ -233,6 +237,9 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 		}
 	} else {
 		st := style{on: colour(o.stdout)}
+		// One write per card was one system call per card: the cards go
+		// through a buffer, flushed once they are all drawn.
+		out := bufio.NewWriter(o.stdout)
 		recs := rec.all()
 		var split [][]record
 		start := 0
@@ -243,8 +250,11 @@ func runCalls(ctx context.Context, o *options, calls []modelCall) error {
 		if len(split) == 0 {
 			split = [][]record{recs}
 		}
-		writeBatches(o.stdout, st, presenter{s}, split)
-		writeContexts(o.stdout, st, total.AdditionalContexts, total.Concluded)
+		writeBatches(out, st, presenter{s}, split)
+		writeContexts(out, st, total.AdditionalContexts, total.Concluded)
+		// As before the buffer, a stdout that fails (a closed pipe) does
+		// not fail the run: the calls ran.
+		_ = out.Flush()
 	}
 	if batchErr != nil {
 		return userErrorf("the batch failed: %v", batchErr)
