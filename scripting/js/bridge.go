@@ -38,6 +38,17 @@ type callState struct {
 	rendering   atomic.Pointer[renderTimeout] // a body's prerender under way (see prerender)
 	began       atomic.Bool                   // the script started
 	stopCaller  func() bool                   // see watchCaller
+	// The execution objects registered as live for the call (see
+	// execObject), unregistered when it settles; livesBuf holds the first
+	// (most calls have one: the body's, or the listener's).
+	lives    []*goja.Object
+	livesBuf [1]*goja.Object
+	// The first execution object's liveExec and a body's prerender,
+	// allocated with the state (see execObject and prerender); used
+	// records which of them are taken.
+	firstLive liveExec
+	prerender prerendering
+	used      struct{ live, prerender bool }
 }
 
 // renderTimeout is the deadline of a body's prerender (see prerender), what
@@ -49,6 +60,10 @@ type renderTimeout struct {
 }
 
 func (st *callState) done() {
+	for _, o := range st.lives {
+		delete(st.inst.live, o)
+	}
+	st.lives = nil
 	for _, f := range st.release {
 		f()
 	}
@@ -122,6 +137,7 @@ func (pl *pool) runOnce(ctx, caller, giveUp context.Context, cancel context.Canc
 	}
 	defer release()
 	st := &callState{inst: inst, caller: caller, cancel: cancel, body: body}
+	st.lives = st.livesBuf[:0]
 	defer st.unwatchCaller()
 	job := func(vm *goja.Runtime) (goja.Value, error) {
 		st.began.Store(true)

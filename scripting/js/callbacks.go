@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/dop251/goja"
 
@@ -50,11 +49,10 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			if err != nil {
 				return nil, err
 			}
-			exec, release, err := i.execObject(vm, ctx, st, run.Execution, run, false)
+			exec, err := i.execObject(vm, ctx, st, run.Execution, run, false)
 			if err != nil {
 				return nil, err
 			}
-			st.release = append(st.release, release)
 			return fn(obj, a, exec)
 		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			g, err := toGo(vm, v, "value")
@@ -160,11 +158,10 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				if err != nil {
 					return nil, err
 				}
-				e, release, err := i.execObject(vm, context.Background(), st, exec, nil, false)
+				e, err := i.execObject(vm, context.Background(), st, exec, nil, false)
 				if err != nil {
 					return nil, err
 				}
-				st.release = append(st.release, release)
 				rv, err := toJS(vm, r.JSON())
 				if err != nil {
 					return nil, err
@@ -293,19 +290,24 @@ func convertMeta(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 // body's run, reported as the render's timeout.
 func (i *instance) prerender(vm *goja.Runtime, st *callState, key int, whats *toolWhats, args, value any) (any, error) {
 	lt := i.pool.host.listenerTimeout()
-	// One allocation for what a prerender keeps.
-	all := &prerendering{
-		pre:    engine.Prerendered{Value: value},
-		render: hostapi.TimedOut{What: whats.render, D: lt},
-		meta:   hostapi.TimedOut{What: whats.meta, D: lt},
+	// What a prerender keeps, allocated with the call's state (once per
+	// call; a state-less prerender allocates it).
+	var all *prerendering
+	if st == nil || st.used.prerender {
+		all = new(prerendering)
+	} else {
+		st.used.prerender, all = true, &st.prerender
 	}
+	all.pre = engine.Prerendered{Value: value}
+	all.render = hostapi.TimedOut{What: whats.render, D: lt}
+	all.meta = hostapi.TimedOut{What: whats.meta, D: lt}
 	pre, rt := &all.pre, &all.rt
 	rt.pre, rt.render, rt.meta = pre, &all.render, &all.meta
 	rt.cur.Store(rt.render)
 	if lt > 0 && st != nil && st.cancel != nil {
 		st.rendering.Store(rt)
-		t := time.AfterFunc(lt, func() { st.cancel(rt.cur.Load()) })
-		defer t.Stop()
+		i.renders.arm(st, lt)
+		defer i.renders.disarm()
 	}
 	// thrown turns a callback's exception into its failure; an interrupt
 	// is returned as is, for the loop.
@@ -371,7 +373,7 @@ func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 	if err != nil {
 		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
 	}
-	blocks, err := engine.ContentFromJSON(g)
+	blocks, err := contentBlocks(g)
 	if err != nil {
 		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
 	}

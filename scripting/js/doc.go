@@ -37,12 +37,22 @@
 //     ""), as does a decision with a key its kind does not take.
 //   - A body's args and exec.arguments are the same frozen object. An
 //     execution object's own properties are callId, rootCallId, name,
-//     arguments, agent, parent and, for a call with a verified caller,
-//     caller; signal (an accessor, writable in
+//     arguments and, for a call with an agent, a parent or a verified
+//     caller, agent, parent and caller; without one, each is the undefined,
+//     non-writable one of the prototype (see exec.caller below); signal (an accessor, writable in
 //     tools/execute wrappers) and a body's deferContext, concludeTurn,
 //     progress and elicit are inherited from a frozen prototype shared by the
 //     instance's execution objects, as a class's methods would be. A listener's exec.arguments is
 //     converted when first read, and stays readable after its call settled.
+//     An execution object is registered as live in its call's state
+//     (callState.lives), not by a closure, and the call's first liveExec
+//     and a body's prerender are allocated with that state, and the
+//     prerender's deadline timer is the instance's, reused while each
+//     prerender stops it in time (one that fired is left to its own call,
+//     and the next prerender makes another): a JS tool call
+//     allocates what goja needs and little more (TestToolCallAllocations
+//     bounds the whole call). Text-block content a renderer returns is
+//     typed without engine.ContentFromJSON's copy (toGo's value is fresh).
 //   - Host functions take trailing undefined arguments, and options members
 //     set to undefined, as absent (as JSON does); dsh/path is synchronous.
 //   - A registration a call makes (inside a body or listener) lives in the

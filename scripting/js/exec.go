@@ -134,8 +134,11 @@ func (i *instance) execFuncs(vm *goja.Runtime) *execFns {
 	proto := func(setter goja.Value, methods bool) *goja.Object {
 		p := vm.NewObject()
 		_ = p.DefineAccessorProperty("signal", i.fns.getSignal, setter, goja.FLAG_FALSE, goja.FLAG_TRUE)
-		// exec.caller of a call without a verified caller (see execObject).
-		_ = p.DefineDataProperty("caller", goja.Undefined(), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		// exec.caller, exec.agent and exec.parent of a call without one
+		// (see execObject).
+		for _, k := range [...]string{"caller", "agent", "parent"} {
+			_ = p.DefineDataProperty(k, goja.Undefined(), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
+		}
 		if methods {
 			_ = p.DefineDataProperty("deferContext", i.fns.deferContext, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
 			_ = p.DefineDataProperty("concludeTurn", i.fns.concludeTurn, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE)
@@ -184,9 +187,9 @@ func (i *instance) liveExec(o *goja.Object) *liveExec {
 // same token) and, for a call with a verified caller, caller (see
 // callerObject) of its own, and, from its prototype, signal (writable in
 // wrappers), an undefined caller and, for bodies, deferContext,
-// concludeTurn, progress and elicit. It is registered as live until release
-// is called.
-func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, func(), error) {
+// concludeTurn, progress and elicit. It is registered as live until st's
+// call settles (callState.done), without a closure of its own.
+func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callState, exec *engine.Execution, run *engine.Run, writableSignal bool) (*goja.Object, error) {
 	o := vm.NewObject()
 	fns := i.execFuncs(vm)
 	// define makes a read-only, enumerable own property (frozen below).
@@ -204,7 +207,7 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 		// A body's exec.arguments is its args, converted already.
 		args, err := i.argsJS(vm, exec.Arguments())
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		define("arguments", args)
 	} else {
@@ -213,15 +216,14 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 		i.lazyArgs(o, exec.Arguments())
 		_ = o.DefineAccessorProperty("arguments", fns.getArgs, nil, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	}
+	// exec.agent and exec.parent of a call without an agent or a parent
+	// are the prototypes' own undefined ones, as exec.caller below: two
+	// read-only properties fewer to define on every execution object.
 	if a := exec.Agent(); a != nil {
 		define("agent", i.agentObject(vm, a))
-	} else {
-		define("agent", goja.Undefined())
 	}
 	if t := exec.Parent(); t != nil {
 		define("parent", i.tokenObject(vm, t))
-	} else {
-		define("parent", goja.Undefined())
 	}
 	// exec.caller is the verified identity the call runs for (a served
 	// request's token). Without one it is the prototypes' own undefined
@@ -231,14 +233,20 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 	if c := engine.CallerFrom(ctx); c != nil {
 		v, err := i.callerObject(vm, c)
 		if err != nil {
-			return nil, nil, fmt.Errorf("exec.caller: %w", err)
+			return nil, fmt.Errorf("exec.caller: %w", err)
 		}
 		define("caller", v)
 	}
 	// The signal is made on first read: most calls never look at it, and an
 	// AbortController costs more than the rest of the object. One made after
 	// the call was cancelled starts aborted.
-	live := &liveExec{exec: exec, ctx: ctx, obj: o, st: st, run: run}
+	var live *liveExec
+	if st.used.live {
+		live = new(liveExec)
+	} else {
+		st.used.live, live = true, &st.firstLive
+	}
+	*live = liveExec{exec: exec, ctx: ctx, obj: o, st: st, run: run}
 	// signal (an accessor) and a body's deferContext and concludeTurn are
 	// the same for every execution object: they live on a frozen prototype
 	// made once per instance, and find their call through this.
@@ -255,7 +263,8 @@ func (i *instance) execObject(vm *goja.Runtime, ctx context.Context, st *callSta
 		i.live = map[*goja.Object]*liveExec{}
 	}
 	i.live[o] = live
-	return o, func() { delete(i.live, o) }, nil
+	st.lives = append(st.lives, o)
+	return o, nil
 }
 
 // tokenObject is the opaque frozen object standing for an execution token:
@@ -314,11 +323,10 @@ func (i *instance) listenerCall(vm *goja.Runtime, st *callState, key int, ctx co
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	e, release, err := i.execObject(vm, ctx, st, exec, nil, writableSignal)
+	e, err := i.execObject(vm, ctx, st, exec, nil, writableSignal)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	st.release = append(st.release, release)
 	return fn, obj, e, nil
 }
 

@@ -218,6 +218,8 @@ type instance struct {
 	seq       int          // effects made so far, in order; their key
 	callbacks map[int]*goja.Object
 	modules   map[string]*goja.Object // module cache by resolved path
+	// renders is the prerenders' deadline timer (loop-owned).
+	renders   renderTimer
 	tokens    hostapi.Tokens[*goja.Object]
 	defined   map[weak.Pointer[goja.Object]]*defined   // defineTool results, forgotten with them (loop-owned)
 	swept     int                                      // len(defined) after its last sweep

@@ -237,11 +237,10 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 			}
 			entry := vm.NewObject()
 			if e.Exec != nil {
-				eo, release, err := i.execObject(vm, ctx, st, e.Exec, nil, false)
+				eo, err := i.execObject(vm, ctx, st, e.Exec, nil, false)
 				if err != nil {
 					return nil, err
 				}
-				st.release = append(st.release, release)
 				_ = entry.Set("exec", eo)
 			}
 			if e.Agent != nil {
