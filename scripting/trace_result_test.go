@@ -116,3 +116,43 @@ func TestAScriptResultObserversLogLinesCarryTheCallsTraceIDs(t *testing.T) {
 		})
 	}
 }
+
+func TestAScriptResultObserverSeesTheCallsCaller(t *testing.T) {
+	plugins := map[string]map[string]string{
+		".js": {"o.js": strings.Replace(observedPlugins[".js"]["observed.js"],
+			`log.info("observed " + exec.name)`, `log.info("observed " + (exec.caller ? exec.caller.subject : "none"))`, 1)},
+		".lua": {"o.lua": strings.Replace(observedPlugins[".lua"]["observed.lua"],
+			`dsh.log.info("observed " .. exec.name)`, `dsh.log.info("observed " .. (exec.caller and exec.caller.subject or "none"))`, 1)},
+	}
+	for _, ext := range []string{".js", ".lua"} {
+		t.Run("in "+ext+", exec.caller is the verified identity the call ran for", func(t *testing.T) {
+			var out lockedBuffer
+			logger := slog.New(slog.NewTextHandler(&out, nil))
+			hosts := map[string]scripting.Host{
+				".js":  &js.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
+				".lua": &lua.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
+			}
+			svc := engine.New()
+			l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{hosts[ext]}, Agents: scripting.NewAgents().Agent}
+			loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, plugins[ext]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
+					t.Error(err)
+				}
+			}()
+			for _, d := range diags {
+				t.Fatal(d)
+			}
+			ctx := engine.WithCaller(context.Background(), &engine.Caller{Subject: "alice"})
+			if r := svc.Call(ctx, engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
+				t.Fatal(r.Error.Message)
+			}
+			if !strings.Contains(out.String(), `msg="observed alice"`) {
+				t.Errorf("the observer did not see the caller:\n%s", out.String())
+			}
+		})
+	}
+}
