@@ -36,23 +36,7 @@ func BenchmarkRunCodeCall(b *testing.B) {
 					return Result{Value: v, HasValue: true}
 				},
 			}}
-			e, err := NewExecutor(svc, g, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			agent := engine.NewAgent("main", nil)
-			svc.Scope(agent).SetExecutor(e)
-			str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
-			if _, err := svc.Global().Register(&engine.Definition{
-				Name: "echo", Description: "Echo the text.", Parameters: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}),
-				Output: engine.Output{Schema: str, Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text(v.(string))}, nil }},
-				Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
-					v, _ := args.(*dsl.Object).Get("text")
-					return v, nil
-				},
-			}); err != nil {
-				b.Fatal(err)
-			}
+			agent := echoExecutor(b, svc, g)
 			b.ReportAllocs()
 			for b.Loop() {
 				g.mu.Lock()

@@ -46,23 +46,7 @@ func tracedEnv(t *testing.T, rt Runtime) (*engine.Service, *engine.Agent, *trace
 		_ = mp.Shutdown(context.Background())
 	})
 	svc := engine.New(engine.WithTracerProvider(tp), engine.WithMeterProvider(mp))
-	e, err := NewExecutor(svc, rt, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := engine.NewAgent("main", nil)
-	svc.Scope(agent).SetExecutor(e)
-	str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
-	if _, err := svc.Global().Register(&engine.Definition{
-		Name: "echo", Description: "Echo the text.", Parameters: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}),
-		Output: engine.Output{Schema: str, Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text(v.(string))}, nil }},
-		Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
-			v, _ := args.(*dsl.Object).Get("text")
-			return v, nil
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	agent := echoExecutor(t, svc, rt)
 	return svc, agent, rec, reader
 }
 

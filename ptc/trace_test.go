@@ -25,23 +25,7 @@ func TestRunCodeSubCallSpansAreChildrenOfTheRunsSpan(t *testing.T) {
 			return Result{Value: v}
 		},
 	}}
-	e, err := NewExecutor(svc, g, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := engine.NewAgent("main", nil)
-	svc.Scope(agent).SetExecutor(e)
-	str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
-	if _, err := svc.Global().Register(&engine.Definition{
-		Name: "echo", Description: "Echo the text.", Parameters: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}),
-		Output: engine.Output{Schema: str, Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text(v.(string))}, nil }},
-		Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
-			v, _ := args.(*dsl.Object).Get("text")
-			return v, nil
-		},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	agent := echoExecutor(t, svc, g)
 	r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: ToolName, Agent: agent, Arguments: runCode("echo once", "Run a test program")})
 	if r.IsError {
 		t.Fatal(r.Error.Message)
@@ -69,4 +53,29 @@ func TestRunCodeSubCallSpansAreChildrenOfTheRunsSpan(t *testing.T) {
 	if id != "c1:ptc:1" {
 		t.Errorf("the sub-call's gen_ai.tool.call.id is %q, want c1:ptc:1", id)
 	}
+}
+
+// echoExecutor makes rt's executor the run_code executor of a new agent
+// of svc, registers the Go tool echo (it returns its text) globally, and
+// returns the agent.
+func echoExecutor(tb testing.TB, svc *engine.Service, rt Runtime) *engine.Agent {
+	tb.Helper()
+	e, err := NewExecutor(svc, rt, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	agent := engine.NewAgent("main", nil)
+	svc.Scope(agent).SetExecutor(e)
+	str := dsl.NewObject(dsl.Member{Key: "type", Value: "string"})
+	if _, err := svc.Global().Register(&engine.Definition{
+		Name: "echo", Description: "Echo the text.", Parameters: dsl.NewObject(dsl.Member{Key: "type", Value: "object"}),
+		Output: engine.Output{Schema: str, Render: func(_, v any) ([]engine.Block, error) { return []engine.Block{engine.Text(v.(string))}, nil }},
+		Execute: func(_ context.Context, args any, _ *engine.Run) (any, error) {
+			v, _ := args.(*dsl.Object).Get("text")
+			return v, nil
+		},
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return agent
 }

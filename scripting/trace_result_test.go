@@ -73,19 +73,7 @@ func TestAScriptResultObserversLogLinesCarryTheCallsTraceIDs(t *testing.T) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			defer func() { _ = tp.Shutdown(context.Background()) }()
 			svc := engine.New(engine.WithTracerProvider(tp))
-			l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{hosts[ext]}, Agents: scripting.NewAgents().Agent}
-			loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, observedPlugins[ext]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-					t.Error(err)
-				}
-			}()
-			for _, d := range diags {
-				t.Fatal(d)
-			}
+			loadPlugins(t, svc, hosts[ext], observedPlugins[ext])
 			if r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
 				t.Fatal(r.Error.Message)
 			}
@@ -133,19 +121,7 @@ func TestAScriptResultObserverSeesTheCallsCaller(t *testing.T) {
 				".lua": &lua.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
 			}
 			svc := engine.New()
-			l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{hosts[ext]}, Agents: scripting.NewAgents().Agent}
-			loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, plugins[ext]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-					t.Error(err)
-				}
-			}()
-			for _, d := range diags {
-				t.Fatal(d)
-			}
+			loadPlugins(t, svc, hosts[ext], plugins[ext])
 			ctx := engine.WithCaller(context.Background(), &engine.Caller{Subject: "alice"})
 			if r := svc.Call(ctx, engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
 				t.Fatal(r.Error.Message)

@@ -75,19 +75,7 @@ func TestScriptPoliciesAreNamedInTheirSpans(t *testing.T) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			defer func() { _ = tp.Shutdown(context.Background()) }()
 			svc := engine.New(engine.WithTracerProvider(tp))
-			l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{hosts[ext]}, Agents: scripting.NewAgents().Agent}
-			loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, tracedPlugins[ext]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-					t.Error(err)
-				}
-			}()
-			for _, d := range diags {
-				t.Fatal(d)
-			}
+			loadPlugins(t, svc, hosts[ext], tracedPlugins[ext])
 			call := func(name string) *engine.Result {
 				return svc.Call(context.Background(), engine.Input{CallID: name + "-1", Name: name, Arguments: dsl.NewObject()})
 			}
@@ -120,5 +108,25 @@ func TestScriptPoliciesAreNamedInTheirSpans(t *testing.T) {
 				t.Error("the nested call's span is not a child of its caller's")
 			}
 		})
+	}
+}
+
+// loadPlugins loads files (name: source) as the plugins of a fresh
+// directory into svc through host, fails the test on an error or a
+// diagnostic, and disposes of them when the test ends.
+func loadPlugins(t *testing.T, svc *engine.Service, host scripting.Host, files map[string]string) {
+	t.Helper()
+	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: scripting.NewAgents().Agent}
+	loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, d := range diags {
+		t.Fatal(d)
 	}
 }
