@@ -96,11 +96,12 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 	}
 	valid := func(args any) bool { return d == nil || d.params.Valid(args) }
 	if has("isConcurrencySafe") {
+		what := fmt.Sprintf("tool %q isConcurrencySafe", name) // made once, not per call
 		def.IsConcurrencySafe = func(args any) bool {
 			if !valid(args) {
 				return false
 			}
-			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q isConcurrencySafe", name), lt, i.method(key, "isConcurrencySafe", args),
+			v, err := pl.invoke(key, context.Background(), what, lt, i.method(key, "isConcurrencySafe", args),
 				func(_ *instance, _ *goja.Runtime, v goja.Value) (any, error) {
 					b, ok := v.Export().(bool)
 					return ok && b, nil
@@ -109,11 +110,12 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		}
 	}
 	if has("presentCall") {
+		what := fmt.Sprintf("tool %q presentCall", name)
 		def.PresentCall = func(args any) *engine.CallView {
 			if !valid(args) {
 				return nil
 			}
-			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentCall", name), lt, i.method(key, "presentCall", args),
+			v, err := pl.invoke(key, context.Background(), what, lt, i.method(key, "presentCall", args),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 					if noView(v) {
 						return (*engine.CallView)(nil), nil
@@ -128,12 +130,13 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 		}
 	}
 	if has("presentResult") {
+		what := fmt.Sprintf("tool %q presentResult", name)
 		def.PresentResult = func(args any, r engine.ResultSummary) *engine.ResultView {
 			if !valid(args) {
 				return nil
 			}
 			summary := hostapi.SummaryJSON(r)
-			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q presentResult", name), lt, i.method(key, "presentResult", args, summary),
+			v, err := pl.invoke(key, context.Background(), what, lt, i.method(key, "presentResult", args, summary),
 				func(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 					if noView(v) {
 						return (*engine.ResultView)(nil), nil
@@ -152,8 +155,9 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			continue
 		}
 		prop := prop
+		what := fmt.Sprintf("tool %q %s", name, prop)
 		f := func(exec *engine.Execution, r *engine.Result) ([]engine.Block, error) {
-			v, err := pl.invoke(key, context.Background(), fmt.Sprintf("tool %q %s", name, prop), lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
+			v, err := pl.invoke(key, context.Background(), what, lt, func(i *instance, vm *goja.Runtime, st *callState) (goja.Value, error) {
 				fn, obj, err := i.callable(key, prop)
 				if err != nil {
 					return nil, err
