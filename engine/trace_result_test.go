@@ -1,39 +1,20 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/tracelog"
 )
 
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // traceLogger is a text logger whose lines carry the trace and span ids of
 // their context, as dsh's own is with traces on.
-func traceLogger(buf *lockedBuffer) *slog.Logger {
+func traceLogger(buf *syncbuf.Buffer) *slog.Logger {
 	return slog.New(tracelog.Handler(slog.NewTextHandler(buf, nil)))
 }
 
@@ -41,7 +22,7 @@ func TestResultObserversSeeTheCallsContext(t *testing.T) {
 	t.Run("a tools/result observer's log line carries the call's trace and span ids", func(t *testing.T) {
 		tr := newTraced(t)
 		cfMustRegister(t, tr.svc.Global(), cfEchoDef("echo"))
-		var logs lockedBuffer
+		var logs syncbuf.Buffer
 		logger := traceLogger(&logs)
 		tr.svc.Global().OnResultContext(func(ctx context.Context, exec *engine.Execution, _ *engine.Result) error {
 			logger.InfoContext(ctx, "observed", "call", exec.CallID())
@@ -58,7 +39,7 @@ func TestResultObserversSeeTheCallsContext(t *testing.T) {
 	})
 
 	t.Run("the warning for a failing observer carries the call's trace and span ids", func(t *testing.T) {
-		var logs lockedBuffer
+		var logs syncbuf.Buffer
 		tr := newTraced(t, engine.WithLogger(traceLogger(&logs)))
 		cfMustRegister(t, tr.svc.Global(), cfEchoDef("echo"))
 		tr.svc.Global().OnResult(func(*engine.Execution, *engine.Result) error { return errors.New("observer broke") })

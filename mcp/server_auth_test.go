@@ -30,6 +30,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/mcp"
 )
 
@@ -143,7 +144,7 @@ type authFixture struct {
 	base     string
 	audience string
 	shift    atomic.Int64 // added to the resource server's clock
-	logs     *lockedBuffer
+	logs     *syncbuf.Buffer
 	key      *rsa.PrivateKey
 }
 
@@ -200,7 +201,7 @@ func whoamiServer(t *testing.T, ts *mcp.ToolScopes, logger *slog.Logger, setups 
 
 func newAuthFixture(t *testing.T, toolScopes string, setups ...func(*engine.Service)) *authFixture {
 	t.Helper()
-	f := &authFixture{is: newTestIssuer(t), logs: &lockedBuffer{}, key: rsaKey(t, 0)}
+	f := &authFixture{is: newTestIssuer(t), logs: &syncbuf.Buffer{}, key: rsaKey(t, 0)}
 	f.is.publish("k1", f.key)
 	logger := slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
@@ -546,7 +547,7 @@ func TestAnIssuersFailuresAreTheServersNotTheTokens(t *testing.T) {
 				tt.handler(w, r)
 			}))
 			defer srv.Close()
-			logs := &lockedBuffer{}
+			logs := &syncbuf.Buffer{}
 			rs, err := mcp.NewResourceServer(mcp.ResourceOptions{Issuer: srv.URL, Audience: "http://127.0.0.1/mcp",
 				Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
@@ -774,7 +775,7 @@ func TestAResourceServerCanIntrospectTokens(t *testing.T) {
 		fmt.Fprint(w, `{"active":false}`)
 	}))
 	defer introspect.Close()
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	rs, err := mcp.NewResourceServer(mcp.ResourceOptions{Issuer: "https://auth.example", Audience: "http://127.0.0.1/mcp",
 		Introspection: &mcp.Introspection{URL: introspect.URL, ClientID: "rs", ClientSecret: "rs-secret"},
 		Logger:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/mcp"
 )
 
@@ -23,13 +24,13 @@ import (
 // report. stderr holds what the wrapped handler wrote.
 type notesFixture struct {
 	*fixture
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	later  chan func() // logs once the call is over
 }
 
 func newNotesFixture(t *testing.T) *notesFixture {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	logger := slog.New(mcp.LogHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))).With("plugin", "work.js")
 	later := make(chan func(), 1)
 	svc := engine.New()
@@ -196,24 +197,6 @@ func TestNotificationsStayWithTheirCall(t *testing.T) {
 			t.Errorf("progress without a token: %v", h.progress)
 		}
 	})
-}
-
-// syncBuffer is a buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // dataJSON is a log notification's data as JSON (keys sorted).

@@ -3,7 +3,6 @@ package mcp_test
 //lint:file-ignore SA1019 the test is about MCP logging, deprecated as of protocol 2026-07-28 and still used.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -17,26 +16,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/mcp"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // waitFor polls cond for up to 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -82,7 +64,7 @@ func testUpstreamLogs(t *testing.T, inMemory bool) {
 		spec = mcp.ServerSpec{Name: "up", URL: hs.URL}
 	}
 
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	logger := slog.New(mcp.LogHandler(slog.NewJSONHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	svc := engine.New()
 	opts.Logger = logger

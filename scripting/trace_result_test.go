@@ -1,11 +1,9 @@
 package scripting_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/tracelog"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/js"
@@ -42,28 +41,10 @@ dsh.on("tools/result", function(exec, r) dsh.log.info("observed " .. exec.name) 
 `},
 }
 
-// lockedBuffer is a bytes.Buffer safe for the hosts' goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func TestAScriptResultObserversLogLinesCarryTheCallsTraceIDs(t *testing.T) {
 	for _, ext := range []string{".js", ".lua"} {
 		t.Run("in "+ext, func(t *testing.T) {
-			var out lockedBuffer
+			var out syncbuf.Buffer
 			logger := slog.New(tracelog.Handler(slog.NewTextHandler(&out, nil)))
 			hosts := map[string]scripting.Host{
 				".js":  &js.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
@@ -114,7 +95,7 @@ func TestAScriptResultObserverSeesTheCallsCaller(t *testing.T) {
 	}
 	for _, ext := range []string{".js", ".lua"} {
 		t.Run("in "+ext+", exec.caller is the verified identity the call ran for", func(t *testing.T) {
-			var out lockedBuffer
+			var out syncbuf.Buffer
 			logger := slog.New(slog.NewTextHandler(&out, nil))
 			hosts := map[string]scripting.Host{
 				".js":  &js.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},

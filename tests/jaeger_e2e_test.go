@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/testtime"
 )
 
@@ -152,7 +152,7 @@ func startJaeger(t *testing.T, bin string) *jaeger {
 	}
 	cmd := exec.Command(bin, "--config", config)
 	cmd.Dir = dir
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -427,24 +427,6 @@ func countChildren(tr *jTrace, s *jSpan, name string) int {
 	return n
 }
 
-// syncBuffer is an io.Writer safe for a process's two streams.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // e2ePlugins writes the plugins of the test into a new scripts directory:
 // the tool echo, the pre-execute listener a_pass.js that returns what
 // next() gives it (so its decisions are delegated), and b_deny.js, which
@@ -686,7 +668,7 @@ return a + b;
 		cmd := exec.Command(buildDsh(t), "--scripts", t.TempDir(), "--mcp-config", filepath.Join(dir, "mcp.json"), "serve")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), j.env(outerService)...)
-		stderr := &syncBuffer{}
+		stderr := &syncbuf.Buffer{}
 		cmd.Stderr = stderr
 		client := sdk.NewClient(&sdk.Implementation{Name: "jaeger-e2e", Version: "1"}, nil)
 		cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)

@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/internal/oauthtest"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // testBrowserEnv makes the test binary, run with one URL argument, the
@@ -125,7 +126,7 @@ func TestServeImportNeedsLogin(t *testing.T) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "--mcp", "up=" + s.RS.URL + "/mcp", "serve"}, inR, outW, stderr)

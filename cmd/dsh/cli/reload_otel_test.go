@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // TestWatchTracesEachReload runs dsh watch with the console exporter: the
@@ -19,7 +21,7 @@ func TestWatchTracesEachReload(t *testing.T) {
 	scripts := writePlugin(t, "greet.js", greetPlugin)
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", scripts, "--memory-limit", "0", "watch", "--debounce", "20ms"}, inR, &stdout, &stderr)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // TestServeReportsACatalogueConflictAndGoesOn serves two imports that list
@@ -20,7 +22,7 @@ import (
 func TestServeReportsACatalogueConflictAndGoesOn(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	server := "='" + os.Args[0] + "' " + mcpCatalogServerArg
 	go func() {

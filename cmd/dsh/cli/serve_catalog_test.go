@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // mcpCatalogServerArg makes the test binary an MCP server on stdio with a
@@ -48,7 +50,7 @@ func init() {
 func TestServeReexportsAnImportsResourcesAndPrompts(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", t.TempDir(), "--memory-limit", "0",

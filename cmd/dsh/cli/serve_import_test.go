@@ -13,6 +13,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // mcpGatedServerArg makes the test binary an MCP server on stdio that
@@ -57,7 +59,7 @@ func TestServeAnswersBeforeTheImports(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-server")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0",

@@ -21,6 +21,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 func TestServeOAuthFlags(t *testing.T) {
@@ -125,7 +127,7 @@ on("tools/pre-execute", async (exec, next) => {
 		t.Fatal(err)
 	}
 	const audience = "https://mcp.example.com/mcp"
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	go func() {

@@ -3,7 +3,6 @@ package cli
 //lint:file-ignore SA1019 MCP logging is deprecated as of protocol 2026-07-28, and issue 17 asks for it: clients on 2025-11-25 use it, and servers keep it through the deprecation window.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // greetPlugin defines greet, which a policy makes ask for approval when
@@ -41,24 +42,6 @@ on("tools/pre-execute", async (exec, next) => {
 });
 `
 
-// syncBuffer is a buffer safe for the serving goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func TestServeOnStdio(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "greet.js"), []byte(greetPlugin), 0o644); err != nil {
@@ -69,7 +52,7 @@ func TestServeOnStdio(t *testing.T) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)
@@ -148,7 +131,7 @@ func TestServeWatch(t *testing.T) {
 	write(t, "greet.js", greetPlugin)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve", "--watch", "--debounce", "20ms"}, inR, outW, stderr)
@@ -271,7 +254,7 @@ tools.register(defineTool({
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // stdioClient drives "dsh serve" on stdio through pipes, a line at a time.
@@ -17,7 +19,7 @@ type stdioClient struct {
 	t      *testing.T
 	in     chan io.Reader
 	out    *bufio.Reader
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	code   chan int
 }
 
@@ -40,7 +42,7 @@ func startStdioServeBare(t *testing.T, scripts string) *stdioClient {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &stdioClient{t: t, in: make(chan io.Reader, 8), out: bufio.NewReaderSize(outR, 1<<20), stderr: &syncBuffer{}, code: make(chan int, 1)}
+	c := &stdioClient{t: t, in: make(chan io.Reader, 8), out: bufio.NewReaderSize(outR, 1<<20), stderr: &syncbuf.Buffer{}, code: make(chan int, 1)}
 	go func() {
 		c.code <- Run(context.Background(), []string{"--scripts", scripts, "--memory-limit", "0", "serve"}, inR, outW, c.stderr)
 		outW.Close()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // waitForFile waits until path exists: a plugin wrote it to say where it is.
@@ -96,7 +98,7 @@ func TestStopSignals(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
-			var stdout, stderr syncBuffer
+			var stdout, stderr syncbuf.Buffer
 			code := make(chan int, 1)
 			go func() {
 				code <- Run(ctx, []string{"--scripts", scripts, "--workspace", ws, "--memory-limit", "0", "run", calls}, strings.NewReader(""), &stdout, &stderr)
@@ -122,7 +124,7 @@ func TestWatchInterruptedWhileResolving(t *testing.T) {
 	ws := t.TempDir()
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	code := make(chan int, 1)
@@ -162,7 +164,7 @@ func TestServeStopsQuietly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
-			stderr := &syncBuffer{}
+			stderr := &syncbuf.Buffer{}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			code := make(chan int, 1)
@@ -186,7 +188,7 @@ func TestServeStopsQuietly(t *testing.T) {
 		})
 	}
 	t.Run("over HTTP, an interrupt exits 130 after the serving line alone", func(t *testing.T) {
-		stderr := &syncBuffer{}
+		stderr := &syncbuf.Buffer{}
 		ctx, cancel := context.WithCancelCause(context.Background())
 		defer cancel(nil)
 		code := make(chan int, 1)
