@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // TestServeReportsACatalogueConflictAndGoesOn serves two imports that list
@@ -20,18 +17,10 @@ import (
 // (the second in the configuration), re-exports the first server's, and
 // goes on serving both servers' other entries.
 func TestServeReportsACatalogueConflictAndGoesOn(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
 	server := "='" + os.Args[0] + "' " + mcpCatalogServerArg
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", t.TempDir(), "--memory-limit", "0",
-			"--mcp", "one" + server, "--mcp", "two" + server, "serve"}, inR, outW, stderr)
-		outW.Close()
-	}()
 	changed := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcess(t, []string{"--scripts", t.TempDir(), "--memory-limit", "0",
+		"--mcp", "one" + server, "--mcp", "two" + server, "serve"}, &sdk.ClientOptions{
 		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
@@ -39,10 +28,6 @@ func TestServeReportsACatalogueConflictAndGoesOn(t *testing.T) {
 			}
 		},
 	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	prompts := func(t *testing.T) []string {
 		t.Helper()
@@ -112,10 +97,7 @@ func TestServeReportsACatalogueConflictAndGoesOn(t *testing.T) {
 		}
 	})
 
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
 	}
 }

@@ -48,17 +48,9 @@ func init() {
 // resource, a template and a prompt: they reach the client, namespaced,
 // with list_changed once the import connects, and read and get through dsh.
 func TestServeReexportsAnImportsResourcesAndPrompts(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", t.TempDir(), "--memory-limit", "0",
-			"--mcp", "cat='" + os.Args[0] + "' " + mcpCatalogServerArg, "serve"}, inR, outW, stderr)
-		outW.Close()
-	}()
 	changed := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcess(t, []string{"--scripts", t.TempDir(), "--memory-limit", "0",
+		"--mcp", "cat='" + os.Args[0] + "' " + mcpCatalogServerArg, "serve"}, &sdk.ClientOptions{
 		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
 			select {
 			case changed <- struct{}{}:
@@ -66,10 +58,6 @@ func TestServeReexportsAnImportsResourcesAndPrompts(t *testing.T) {
 			}
 		},
 	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	resources := func(t *testing.T) []string {
 		t.Helper()
@@ -114,10 +102,33 @@ func TestServeReexportsAnImportsResourcesAndPrompts(t *testing.T) {
 		}
 	})
 
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
+	}
+}
+
+// serveInProcess runs dsh with args (ending in serve) in this process on
+// pipes and connects an SDK client with opts to it. wait closes the client
+// and returns dsh's exit status.
+func serveInProcess(t *testing.T, args []string, opts *sdk.ClientOptions) (cs *sdk.ClientSession, stderr *syncbuf.Buffer, wait func() int) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr = &syncbuf.Buffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- Run(context.Background(), args, inR, outW, stderr)
+		outW.Close()
+	}()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).
+		Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, stderr, func() int {
+		if err := cs.Close(); err != nil {
+			t.Error(err)
+		}
+		return <-code
 	}
 }
