@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-
-	"github.com/dop251/goja"
 )
 
 // TestAttachOneReaction pins the Go-side attachment of a Run to its pending
@@ -88,14 +86,7 @@ Reflect.apply = () => { throw new Error("apply") };`,
 // it made two closures and an array (122 allocations a Run at this goja;
 // 110 with one closure).
 func TestAttachAllocations(t *testing.T) {
-	var f goja.Callable
-	l := newLoop(t, Options{Setup: func(vm *goja.Runtime) error {
-		v, err := vm.RunString("(async function () { await null; return 1 })")
-		f, _ = goja.AssertFunction(v)
-		return err
-	}})
-	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
-	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	l, fn, done := loopCalling(t, "(async function () { await null; return 1 })")
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(200, func() {
 		if _, err := l.Run(ctx, fn, nil, done); err != nil {

@@ -11,14 +11,7 @@ import (
 // BenchmarkRunTrivial is the actor overhead: post a job, call a compiled JS
 // function on the loop, run done, hand the result back.
 func BenchmarkRunTrivial(b *testing.B) {
-	var f goja.Callable
-	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
-		v, err := vm.RunString("(function () { return 1 })")
-		f, _ = goja.AssertFunction(v)
-		return err
-	}})
-	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
-	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	l, fn, done := loopCalling(b, "(function () { return 1 })")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -32,14 +25,7 @@ func BenchmarkRunTrivial(b *testing.B) {
 // BenchmarkRunTrivialWithDeadline is BenchmarkRunTrivial under a context
 // with a deadline, as the engine calls it (one more timer per Run).
 func BenchmarkRunTrivialWithDeadline(b *testing.B) {
-	var f goja.Callable
-	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
-		v, err := vm.RunString("(function () { return 1 })")
-		f, _ = goja.AssertFunction(v)
-		return err
-	}})
-	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
-	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	l, fn, done := loopCalling(b, "(function () { return 1 })")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	b.ReportAllocs()
@@ -54,14 +40,7 @@ func BenchmarkRunTrivialWithDeadline(b *testing.B) {
 // BenchmarkRunAwaitAsync awaits an async body that settles in the microtask
 // queue (the Go-side then attachment, no other goroutine).
 func BenchmarkRunAwaitAsync(b *testing.B) {
-	var f goja.Callable
-	l := newLoop(b, Options{Setup: func(vm *goja.Runtime) error {
-		v, err := vm.RunString("(async function () { await null; return 1 })")
-		f, _ = goja.AssertFunction(v)
-		return err
-	}})
-	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
-	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	l, fn, done := loopCalling(b, "(async function () { await null; return 1 })")
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -114,4 +93,20 @@ func BenchmarkOrphanAccounting(b *testing.B) {
 		l.orphanEnd()
 		l.orphans.debt = 0 // back to back, the entries would spend the budget
 	}
+}
+
+// loopCalling returns a loop whose setup compiled src, a JS function
+// expression, and the job and done of a Run that calls it and returns its
+// value as an integer.
+func loopCalling(tb testing.TB, src string) (*Loop, func(*goja.Runtime) (goja.Value, error), func(*goja.Runtime, goja.Value, error) (any, error)) {
+	tb.Helper()
+	var f goja.Callable
+	l := newLoop(tb, Options{Setup: func(vm *goja.Runtime) error {
+		v, err := vm.RunString(src)
+		f, _ = goja.AssertFunction(v)
+		return err
+	}})
+	fn := func(vm *goja.Runtime) (goja.Value, error) { return f(goja.Undefined()) }
+	done := func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return v.ToInteger(), err }
+	return l, fn, done
 }
