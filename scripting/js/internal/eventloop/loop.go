@@ -221,6 +221,8 @@ type run struct {
 	// awaited (see graceOver) while RunForCaller's caller is live; once r
 	// is overdue, stopCaller stops watching the caller (under tmu).
 	graceEntry atomic.Uint64
+	// graceBegun: graceEntry was recorded (the grace's start was seen).
+	graceBegun atomic.Bool
 	overdue    atomic.Bool
 	caller     context.Context
 	stopCaller func() bool
@@ -397,6 +399,7 @@ func (l *Loop) watchCancel(r *run) {
 			return
 		}
 		r.graceEntry.Store(l.inEntry.Load())
+		r.graceBegun.Store(true)
 		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
 		if hasDeadline && errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
 			return // the hard timer ends the deadline's grace
@@ -438,6 +441,7 @@ func (l *Loop) expireRun(r *run) {
 			r.expire()
 		}
 		r.graceEntry.Store(l.inEntry.Load())
+		r.graceBegun.Store(true)
 		l.post(item{fn: func() { l.cancelRun(r) }, owner: r})
 		r.tmu.Lock()
 		if !r.over {
@@ -481,7 +485,7 @@ func (l *Loop) afterQuit(r *run) (any, error) {
 	caused := r.causedStop
 	l.mu.Unlock()
 	if caused {
-		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctx.Err())
+		return nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctxErr())
 	}
 	return nil, l.Err()
 }
@@ -1319,7 +1323,7 @@ func (l *Loop) exit() {
 			caused := r.causedStop
 			l.mu.Unlock()
 			if caused {
-				r.res <- result{nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctx.Err())}
+				r.res <- result{nil, fmt.Errorf("%w (%w)", ErrInterrupted, r.ctxErr())}
 				continue
 			}
 			r.res <- result{nil, reason}

@@ -24,11 +24,17 @@ func (overdueError) Is(target error) bool { return target == ErrInterrupted }
 // overdue is the error of Run r ended by endOverdue: it matches ErrOverdue,
 // ErrInterrupted and r's context's error.
 func overdue(r *run) error {
-	err := r.ctx.Err()
-	if err == nil {
-		err = context.DeadlineExceeded
+	return fmt.Errorf("%w (%w)", ErrOverdue, r.ctxErr())
+}
+
+// ctxErr is the error of r's context, or context.DeadlineExceeded while
+// it is not set yet: the timer of r's deadline and grace may fire before
+// the context's own timer has run.
+func (r *run) ctxErr() error {
+	if err := r.ctx.Err(); err != nil {
+		return err
 	}
-	return fmt.Errorf("%w (%w)", ErrOverdue, err)
+	return context.DeadlineExceeded
 }
 
 // graceOver runs on a timer's goroutine when r's grace is over: after its
@@ -47,8 +53,24 @@ func overdue(r *run) error {
 //     (see watchEntry).
 //   - An entry that started during the grace and runs now gets the grace
 //     from now.
+//
+// If the timer of a deadline fires before ctx's watcher has recorded the
+// entry running when the grace began, the grace begins at that moment.
 func (l *Loop) graceOver(r *run, deadline bool) {
 	if r.fin.Load() || runState(r.state.Load()) != runStarted {
+		return
+	}
+	if !r.graceBegun.Load() {
+		// The hard timer fired before the watcher of ctx ran (a loaded
+		// machine schedules the two goroutines in any order): which entry
+		// ran at the deadline is unknown, so the grace begins now.
+		r.graceEntry.Store(l.inEntry.Load())
+		r.graceBegun.Store(true)
+		r.tmu.Lock()
+		if !r.over {
+			r.hard.Reset(l.grace)
+		}
+		r.tmu.Unlock()
 		return
 	}
 	if cur := l.inEntry.Load(); cur != 0 && cur == r.graceEntry.Load() {
