@@ -198,10 +198,8 @@ func TestAJobThatDoesNotAwaitItsInlineWorkStillSeesItRun(t *testing.T) {
 func TestACallerStuckInABlockingHostFunctionReturnsAtItsDeadline(t *testing.T) {
 	l, h := newInlineLoop(t, Options{Grace: 20 * time.Millisecond}, nil)
 	defer close(h.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	_, err := runJS(l, ctx, "try { stuck() } catch (e) {} 'unreachable'")
+	_, err := runJSWithin(t, l, 30*time.Millisecond, "try { stuck() } catch (e) {} 'unreachable'")
 	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}

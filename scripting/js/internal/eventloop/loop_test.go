@@ -188,22 +188,25 @@ func TestAPendingRunWhoseContextEndsIsCancelledCooperatively(t *testing.T) {
 		_, err := vm.RunString("globalThis.abort = null")
 		return err
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := l.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
-		return vm.RunString("new Promise((_, rej) => { globalThis.abort = () => rej(new Error('aborted')) })")
-	}, func(vm *goja.Runtime) {
-		if _, err := vm.RunString("abort()"); err != nil {
-			t.Error(err)
-		}
-	}, func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return nil, err })
+	var took time.Duration
+	err := withDeadline(t, 20*time.Millisecond, func(ctx context.Context) error {
+		deadline, _ := ctx.Deadline()
+		_, err := l.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+			return vm.RunString("new Promise((_, rej) => { globalThis.abort = () => rej(new Error('aborted')) })")
+		}, func(vm *goja.Runtime) {
+			if _, err := vm.RunString("abort()"); err != nil {
+				t.Error(err)
+			}
+		}, func(vm *goja.Runtime, v goja.Value, err error) (any, error) { return nil, err })
+		took = time.Since(deadline)
+		return err
+	})
 	var je *JSError
 	if !errors.As(err, &je) || je.Message != "aborted" {
 		t.Fatalf("got %v", err)
 	}
-	if el := time.Since(start); el > 500*time.Millisecond {
-		t.Fatalf("took %v: onCancel did not run promptly", el)
+	if took > testtime.D(500*time.Millisecond) {
+		t.Fatalf("returned %v after its deadline: onCancel did not run promptly (the grace is 1 s)", took)
 	}
 	if l.Broken() {
 		t.Fatal("a cooperative cancel broke the loop")
@@ -268,9 +271,7 @@ func TestAnInfiniteLoopInsideTryCatchIsInterruptedUncatchably(t *testing.T) {
 	l := newLoop(t, Options{Grace: 20 * time.Millisecond, OnError: sink.onError, Setup: func(vm *goja.Runtime) error {
 		return vm.Set("mark", func() { caught.Add(1) })
 	}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := runJS(l, ctx, "try { while (true) {} } catch (e) { mark() } finally { mark() }")
+	_, err := runJSWithin(t, l, 20*time.Millisecond, "try { while (true) {} } catch (e) { mark() } finally { mark() }")
 	if !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v", err)
 	}
@@ -292,10 +293,8 @@ func TestAnInfiniteLoopInsideTryCatchIsInterruptedUncatchably(t *testing.T) {
 
 func TestAScriptDeepInNativeCallbacksIsInterruptedAndTheGoroutineExits(t *testing.T) {
 	l := newLoop(t, Options{Grace: 10 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
 	start := time.Now()
-	_, err := runJS(l, ctx, `
+	_, err := runJSWithin(t, l, 10*time.Millisecond, `
 		function deep(n) {
 			if (n === 0) { try { for (;;) {} } catch (e) {} }
 			return [0].map(() => { try { return deep(n - 1) } finally { deep(0) } });

@@ -90,6 +90,35 @@ func runJS(l *Loop, ctx context.Context, src string) (any, error) {
 	})
 }
 
+// withDeadline calls run with a ctx whose deadline is d away. A Run whose
+// deadline passed before its job started returns ctx's error itself: on a
+// loaded machine the caller may wait that long for a CPU, and the test is
+// not about that, so run is called again with twice the deadline.
+func withDeadline(t testing.TB, d time.Duration, run func(ctx context.Context) error) error {
+	t.Helper()
+	for ; ; d *= 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		err := run(ctx)
+		cancel()
+		if err != context.DeadlineExceeded || d >= 10*time.Second {
+			return err
+		}
+		t.Logf("the job did not start within its %v deadline; again with twice that", d)
+	}
+}
+
+// runJSWithin is runJS with a deadline d away (see withDeadline).
+func runJSWithin(t testing.TB, l *Loop, d time.Duration, src string) (any, error) {
+	t.Helper()
+	var v any
+	err := withDeadline(t, d, func(ctx context.Context) error {
+		var err error
+		v, err = runJS(l, ctx, src)
+		return err
+	})
+	return v, err
+}
+
 func newLoop(t testing.TB, opts Options) *Loop {
 	t.Helper()
 	l, err := New(opts)

@@ -194,9 +194,7 @@ func TestARunQueuedBehindOrphanWorkFailsAsNotStarted(t *testing.T) {
 func TestCloseAndAnOrdinaryInterruptAreNotOrphanWork(t *testing.T) {
 	sink := newErrSink()
 	l := newLoop(t, Options{OrphanBudget: 20 * time.Millisecond, Grace: 10 * time.Millisecond, OnError: sink.onError})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	if _, err := runJS(l, ctx, `for (;;) {}`); !errors.Is(err, ErrInterrupted) || errors.Is(err, ErrOrphanWork) {
+	if _, err := runJSWithin(t, l, 10*time.Millisecond, `for (;;) {}`); !errors.Is(err, ErrInterrupted) || errors.Is(err, ErrOrphanWork) {
 		t.Fatalf("got %v", err)
 	}
 	if err := sink.next(t); err != ErrInterrupted {

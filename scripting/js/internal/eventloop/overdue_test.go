@@ -92,9 +92,7 @@ func TestAScriptWaitingPastItsGraceIsNeverInterrupted(t *testing.T) {
 		for mustRun(t, l, `typeof release`) != "function" {
 			time.Sleep(time.Millisecond)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		defer cancel()
-		_, err := runJS(l, ctx, `new Promise(() => {})`)
+		_, err := runJSWithin(t, l, 10*time.Millisecond, `new Promise(() => {})`)
 		if !errors.Is(err, ErrOverdue) || !errors.Is(err, ErrInterrupted) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("got %v", err)
 		}
@@ -114,13 +112,14 @@ func TestAScriptWaitingPastItsGraceIsNeverInterrupted(t *testing.T) {
 	t.Run("an overdue Run's done still runs, once, on the loop", func(t *testing.T) {
 		l := newLoop(t, Options{Grace: overdueGrace})
 		dones := make(chan error, 2)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		defer cancel()
-		_, err := l.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
-			return vm.RunString(`new Promise((r) => { globalThis.late = r; })`)
-		}, nil, func(_ *goja.Runtime, _ goja.Value, err error) (any, error) {
-			dones <- err
-			return nil, err
+		err := withDeadline(t, 10*time.Millisecond, func(ctx context.Context) error {
+			_, err := l.Run(ctx, func(vm *goja.Runtime) (goja.Value, error) {
+				return vm.RunString(`new Promise((r) => { globalThis.late = r; })`)
+			}, nil, func(_ *goja.Runtime, _ goja.Value, err error) (any, error) {
+				dones <- err
+				return nil, err
+			})
+			return err
 		})
 		if !errors.Is(err, ErrOverdue) {
 			t.Fatalf("got %v", err)
