@@ -179,7 +179,12 @@
 //     changes them (not one whose exec is a subclass's or a script's own).
 //     goja's split, replace and match then call it for every match; a call
 //     that could use a fast path goes through an unmarked clone instead
-//     (TestRegularExpressionsKeepGojasFastPaths). bind, call, apply,
+//     (TestRegularExpressionsKeepGojasFastPaths). goja's split takes its
+//     fast path only when the species constructor is its own RegExp, which
+//     jsguard's proxy is not: a split by a plain regular expression whose
+//     constructor, species and flags are still RegExp's runs on a clone
+//     whose species is goja's RegExp (TestSplitTakesGojasFastPathAndKeepsItsMeaning).
+//     bind, call, apply,
 //     Reflect.apply and new Proxy given RegExp.prototype.exec use the
 //     watched exec.
 //   - Literals: goja makes a regular expression literal without calling

@@ -49,12 +49,17 @@ type regexpInfo struct {
 	matcherOnce sync.Once
 	matcher     *jsregexp.Matcher
 	matcherErr  error
+
+	// splitter is the clone of the pattern that split runs on to take
+	// goja's fast path (see splitClone), made on first need.
+	splitter *goja.Object
 }
 
 // regexpState is the per-runtime part of jsguard's regular expressions.
 type regexpState struct {
 	proto      *goja.Object                       // RegExp.prototype
 	ctor       goja.Constructor                   // goja's own RegExp, for clones
+	intrinsic  *goja.Object                       // goja's own RegExp (jsguard's proxy is g.proxied[intrinsic])
 	nativeExec func(goja.FunctionCall) goja.Value // RegExp.prototype.exec
 	source     func(goja.FunctionCall) goja.Value // get RegExp.prototype.source
 	flagGets   [len(regexpFlags)]func(goja.FunctionCall) goja.Value
@@ -101,6 +106,7 @@ func (g *guard) captureRegExp() error {
 	if reCtor == nil {
 		return fmt.Errorf("intrinsic RegExp not found")
 	}
+	r.intrinsic = reCtor
 	if r.ctor, ok = goja.AssertConstructor(reCtor); !ok {
 		return fmt.Errorf("intrinsic RegExp is not a constructor")
 	}
@@ -494,10 +500,18 @@ func (g *guard) regexpMethod(name string, orig func(goja.FunctionCall) goja.Valu
 			// The matcher's iterator calls its exec for every match.
 			return g.withMarkFor(re, true, orig, call)
 		case "Symbol.split":
-			// goja splits with a sticky splitter it makes from re through
-			// RegExp, which is left unmarked for the fast path.
+			// Unmarked, goja's fast path on a clone of re (splitClone), or
+			// a sticky splitter goja makes from re through RegExp, left
+			// unmarked; marked, that splitter carries the watched exec.
 			run := func(mark bool) (goja.Value, bool) {
-				v := g.withMarkFor(re, mark, orig, call)
+				var v goja.Value
+				if cl := g.splitClone(re, info, mark); cl != nil {
+					fast := call
+					fast.This = cl
+					v = orig(fast)
+				} else {
+					v = g.withMarkFor(re, mark, orig, call)
+				}
 				return v, !splitFoundNothing(v, s)
 			}
 			if !info.backtracking && !g.findAllBacktracks(s, info.unicode) {
@@ -656,6 +670,59 @@ func (g *guard) confirmFound(info *regexpInfo, s goja.String, start int64, exec 
 
 // withMarkFor runs a split or matchAll of re, which makes its splitter or
 // matcher through RegExp from re: marked when mark is set, else not.
+// splitClone returns the regular expression goja's split of re runs on so
+// that it takes its fast path (all the matches at once on re's compiled
+// pattern), or nil when the split must make its splitter as the
+// specification says. goja takes the fast path only when re's species
+// constructor is goja's own RegExp, and jsguard's RegExp is a proxy: each
+// split then compiled its sticky splitter anew and ran an exec per position
+// (about 15 µs for a short line). A split that would make its splitter
+// through jsguard's RegExp, from a plain re, makes one that behaves as re
+// does (split ignores re's lastIndex and its sticky and global flags), so
+// it runs instead on a clone of re whose own constructor is undefined: the
+// fast path, which calls no script code. re's constructor, species and
+// flags are read here, once each and in that order, as the specification's
+// split reads them; when they are not jsguard's RegExp and the pattern's
+// own flags (a subclass, a script's own species or flags getter), the
+// split goes the specification's way and reads them again. Not taken: a marked
+// split (it must run match by match), a sticky re (goja's fast path would
+// match it stickily), and an re with own properties (a clone has none).
+// The clone is kept with the pattern's info: the fast path changes nothing
+// on it, and no script code sees it.
+func (g *guard) splitClone(re *goja.Object, info *regexpInfo, mark bool) *goja.Object {
+	if mark || info.sticky || re.Prototype() != g.re.proto {
+		return nil
+	}
+	px := g.proxied[g.re.intrinsic]
+	if px == nil {
+		return nil
+	}
+	names := re.GetOwnPropertyNames()
+	plain := len(names) == 1 && names[0] == "lastIndex" ||
+		len(names) == 2 && (names[0] == "exec" || names[1] == "exec") && g.marked(re)
+	if !plain || len(re.Symbols()) != 0 {
+		return nil
+	}
+	if c, _ := re.Get("constructor").(*goja.Object); c != px {
+		return nil
+	}
+	if sp, _ := px.GetSymbol(goja.SymSpecies).(*goja.Object); sp != px {
+		return nil
+	}
+	// The splitter's flags are re's flags as read through re.flags, which
+	// a script may have redefined; they must be the pattern's own.
+	if f, ok := re.Get("flags").(goja.String); !ok || f.String() != info.flags {
+		return nil
+	}
+	if info.splitter == nil {
+		cl, err := g.re.ctor(nil, re)
+		rethrow(err)
+		rethrow(cl.Set("constructor", goja.Undefined()))
+		info.splitter = cl
+	}
+	return info.splitter
+}
+
 func (g *guard) withMarkFor(re *goja.Object, mark bool, orig func(goja.FunctionCall) goja.Value, call goja.FunctionCall) goja.Value {
 	prev, prevIt := g.re.markFor, g.re.markForIt
 	g.re.markFor, g.re.markForIt = re, mark
