@@ -5,33 +5,60 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dop251/goja"
+	"github.com/evanw/esbuild/pkg/api"
 )
 
-// gojaFloor loads testdata/floor/example_set.js, the work of the example
-// policy set in front of word_count as one plain goja script (no dsh, no
-// jsguard, one runtime), and returns a function that makes one call through
-// it (through BenchmarkExamplePolicyOrdinary's four policies only, if
-// ordinary): its final result, or an error if its promise did not fulfil.
-func gojaFloor(tb testing.TB, ordinary bool) func(id, text string) (*goja.Object, error) {
+// gojaFloor bundles word_count and the given example policies, as they are
+// in scripts/examples/plugins, against testdata/floor's stand-in for the
+// "dsh" module, with testdata/floor/pipeline.js around them, and runs the
+// bundle in one plain goja runtime (no dsh, no jsguard). It returns a
+// function that makes one call through it: its final result, or an error if
+// its promise did not fulfil.
+func gojaFloor(tb testing.TB, policies []string) func(id, text string) (*goja.Object, error) {
 	tb.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "floor", "example_set.js"))
-	if err != nil {
-		tb.Fatal(err)
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return a
+	}
+	var entry strings.Builder
+	entry.WriteString("import \"./word_count.ts\";\n")
+	for _, p := range policies {
+		name := p + ".js"
+		if _, err := os.Stat(filepath.Join(examplePlugins, p+".ts")); err == nil {
+			name = p + ".ts"
+		}
+		fmt.Fprintf(&entry, "import %q;\n", "./"+name)
+	}
+	fmt.Fprintf(&entry, "export { call } from %q;\n", abs(filepath.Join("testdata", "floor", "pipeline.js")))
+	out := api.Build(api.BuildOptions{
+		Stdin:      &api.StdinOptions{Contents: entry.String(), ResolveDir: abs(examplePlugins), Loader: api.LoaderJS},
+		Alias:      map[string]string{"dsh": abs(filepath.Join("testdata", "floor", "dsh.js"))},
+		Bundle:     true,
+		Format:     api.FormatIIFE,
+		GlobalName: "floor",
+		Target:     api.ESNext,
+		LogLevel:   api.LogLevelSilent,
+	})
+	if len(out.Errors) > 0 || len(out.OutputFiles) != 1 {
+		tb.Fatalf("bundling the floor: %v", out.Errors)
 	}
 	vm := goja.New()
-	v, err := vm.RunScript("example_set.js", string(src))
-	if err != nil {
+	if _, err := vm.RunScript("floor.js", string(out.OutputFiles[0].Contents)); err != nil {
 		tb.Fatal(err)
 	}
-	call, ok := goja.AssertFunction(v)
+	call, ok := goja.AssertFunction(vm.Get("floor").ToObject(vm).Get("call"))
 	if !ok {
-		tb.Fatal("example_set.js did not end with a function")
+		tb.Fatal("the floor bundle exports no call")
 	}
 	return func(id, text string) (*goja.Object, error) {
-		v, err := call(goja.Undefined(), vm.ToValue(id), vm.ToValue(text), vm.ToValue(ordinary))
+		v, err := call(goja.Undefined(), vm.ToValue(id), vm.ToValue(text))
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +74,7 @@ func gojaFloor(tb testing.TB, ordinary bool) func(id, text string) (*goja.Object
 }
 
 func TestTheGojaFloorDoesTheExampleSetsWork(t *testing.T) {
-	call := gojaFloor(t, false)
+	call := gojaFloor(t, examplePolicies)
 	text := "the quick brown fox jumps over the lazy dog 0"
 	for n := 1; n <= 3; n++ {
 		r, err := call(fmt.Sprint("c", n), text)
@@ -70,18 +97,19 @@ func TestTheGojaFloorDoesTheExampleSetsWork(t *testing.T) {
 // BenchmarkExamplePolicySetGojaFloor is what goja alone spends on the work
 // of BenchmarkExamplePolicySet/js_policies (set) and of
 // BenchmarkExamplePolicyOrdinary/js (ordinary): the same policies' and tool's
-// code, called with less than the specification asks for around it (the
-// execution and result objects are not even frozen), in one plain runtime,
-// one entry per call, with no guard, no conversion and none of the engine.
+// files, bundled and called with less than the specification asks for
+// around them (testdata/floor/pipeline.js: the execution and result objects
+// are not even frozen), in one plain runtime, one entry per call, with no
+// guard, no conversion and none of the engine.
 // Issue 29's floor: no use of goja's public API by dsh makes these calls
 // cheaper than this.
 func BenchmarkExamplePolicySetGojaFloor(b *testing.B) {
 	for _, tc := range []struct {
 		name     string
-		ordinary bool
-	}{{"set", false}, {"ordinary", true}} {
+		policies []string
+	}{{"set", examplePolicies}, {"ordinary", ordinaryPolicies}} {
 		b.Run(tc.name, func(b *testing.B) {
-			call := gojaFloor(b, tc.ordinary)
+			call := gojaFloor(b, tc.policies)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
