@@ -291,7 +291,13 @@ func endCall(c *call, r *Result) {
 			}
 			return attrs
 		})
-		cs.t.duration.Record(context.Background(), time.Since(cs.start).Seconds(), set.record...)
+		// With the call's span, so that the point's exemplar links to its
+		// trace (a context only when there is a span to carry).
+		ctx := context.Background()
+		if cs.span != nil {
+			ctx = trace.ContextWithSpan(ctx, cs.span)
+		}
+		cs.t.duration.Record(ctx, time.Since(cs.start).Seconds(), set.record...)
 	}
 }
 

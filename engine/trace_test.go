@@ -171,6 +171,12 @@ func TestTracing(t *testing.T) {
 			attribute.String("gen_ai.tool.name", "echo"), attribute.String("dsh.outcome", "success")); got != 1 {
 			t.Errorf("duration histogram counted %d successful echo calls, want 1", got)
 		}
+		// The duration point's exemplar is the call's trace.
+		h := tr.metrics(t)["gen_ai.execute_tool.duration"].(metricdata.Histogram[float64])
+		tid := s.SpanContext().TraceID()
+		if len(h.DataPoints) != 1 || len(h.DataPoints[0].Exemplars) != 1 || string(h.DataPoints[0].Exemplars[0].TraceID) != string(tid[:]) {
+			t.Errorf("duration points %+v, want one whose exemplar is in trace %v", h.DataPoints, tid)
+		}
 	})
 
 	t.Run("a nested call's span is a child of its caller's, which is a child of the context's span", func(t *testing.T) {

@@ -91,7 +91,8 @@ func (t *runTelemetry) metricSet(outcome string) attribute.Set {
 // runSpan is one run's telemetry while it runs.
 type runSpan struct {
 	t         *runTelemetry
-	span      trace.Span // nil without a tracer
+	ctx       context.Context // carries span (or the caller's): the metrics' exemplars link to it
+	span      trace.Span      // nil without a tracer
 	start     time.Time
 	computeMs float64 // what the runtime reported; -1: nothing
 }
@@ -108,6 +109,7 @@ func (t *runTelemetry) start(ctx context.Context) (context.Context, *runSpan) {
 		ctx, rs.span = t.tracer.Start(ctx, RunSpanName, trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithAttributes(attrLanguage.String(t.language), attrIsolation.String(t.isolation)))
 	}
+	rs.ctx = ctx
 	return ctx, rs
 }
 
@@ -158,9 +160,12 @@ func (rs *runSpan) end(res Result, runErr, closeErr error, subCalls int) {
 		if !ok { // a kind this package does not name: a runtime's own
 			set = rs.t.metricSet(outcome)
 		}
+		// The run's context, for its trace id only: a metric point is
+		// recorded whether or not the call was cancelled meanwhile.
+		ctx := context.WithoutCancel(rs.ctx)
 		opt := metric.WithAttributeSet(set)
-		rs.t.runs.Add(context.Background(), 1, opt)
-		rs.t.duration.Record(context.Background(), wall.Seconds(), opt)
+		rs.t.runs.Add(ctx, 1, opt)
+		rs.t.duration.Record(ctx, wall.Seconds(), opt)
 	}
 }
 

@@ -190,6 +190,10 @@ func TestRunSpan(t *testing.T) {
 							if !p.Attributes.Equals(&wantSet) || p.Count != 1 {
 								t.Errorf("duration point %v counts %d, want %v counting 1", p.Attributes.ToSlice(), p.Count, wantSet.ToSlice())
 							}
+							// Its exemplar links the point to the run's trace.
+							if tid := run.SpanContext().TraceID(); len(p.Exemplars) != 1 || string(p.Exemplars[0].TraceID) != string(tid[:]) {
+								t.Errorf("duration exemplars %v, want one in the run's trace %v", p.Exemplars, run.SpanContext().TraceID())
+							}
 							durations++
 						}
 					}
