@@ -26,18 +26,9 @@ func TestConfigPrefix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			specs, err := mcp.ParseConfig([]byte(tt.config))
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("error %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(specs) != 1 || specs[0].Bare != tt.bare {
-				t.Errorf("specs %+v, want Bare %v", specs, tt.bare)
+			spec, ok := oneSpec(t, tt.config, tt.wantErr)
+			if ok && spec.Bare != tt.bare {
+				t.Errorf("spec %+v, want Bare %v", spec, tt.bare)
 			}
 		})
 	}
