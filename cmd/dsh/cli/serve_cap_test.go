@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // A script's progress and log messages reach an MCP client cut to 16 KiB,
@@ -36,18 +33,10 @@ tools.register(defineTool({
 	if err := os.WriteFile(filepath.Join(dir, "chatty.js"), []byte(plugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)
-		outW.Close()
-	}()
 	var mu sync.Mutex
 	var progress, logs []string
 	more := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcessAs(t, []string{"--scripts", dir, "--memory-limit", "0", "serve"}, &sdk.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			var data struct{ Message string }
 			b, _ := json.Marshal(r.Params.Data)
@@ -63,12 +52,7 @@ tools.register(defineTool({
 			mu.Unlock()
 			more <- struct{}{}
 		},
-	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW},
-		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +72,7 @@ tools.register(defineTool({
 		t.Errorf("log messages of %d bytes, want one of %d", lens(logs), len(want))
 	}
 	mu.Unlock()
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
 	}
 }

@@ -112,6 +112,13 @@ func TestServeReexportsAnImportsResourcesAndPrompts(t *testing.T) {
 // and returns dsh's exit status.
 func serveInProcess(t *testing.T, args []string, opts *sdk.ClientOptions) (cs *sdk.ClientSession, stderr *syncbuf.Buffer, wait func() int) {
 	t.Helper()
+	return serveInProcessAs(t, args, opts, nil)
+}
+
+// serveInProcessAs is serveInProcess with the client session's options
+// (a protocol version).
+func serveInProcessAs(t *testing.T, args []string, opts *sdk.ClientOptions, sessOpts *sdk.ClientSessionOptions) (cs *sdk.ClientSession, stderr *syncbuf.Buffer, wait func() int) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	stderr = &syncbuf.Buffer{}
@@ -121,7 +128,7 @@ func serveInProcess(t *testing.T, args []string, opts *sdk.ClientOptions) (cs *s
 		outW.Close()
 	}()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts).
-		Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+		Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, sessOpts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +13,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/dsh-go/dsh/internal/syncbuf"
 )
 
 // greetPlugin defines greet, which a policy makes ask for approval when
@@ -50,26 +47,14 @@ func TestServeOnStdio(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "broken.js"), []byte("this is not JS"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)
-		outW.Close()
-	}()
 
 	var asked []string
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcess(t, []string{"--scripts", dir, "--memory-limit", "0", "serve"}, &sdk.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked = append(asked, req.Params.Message)
 			return &sdk.ElicitResult{Action: "decline"}, nil
 		},
 	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	t.Run("the list has the plugin's tool", func(t *testing.T) {
 		res, err := cs.ListTools(context.Background(), nil)
@@ -107,10 +92,7 @@ func TestServeOnStdio(t *testing.T) {
 		}
 	})
 
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
 	}
 	t.Run("diagnostics go to standard error", func(t *testing.T) {
@@ -129,22 +111,10 @@ func TestServeWatch(t *testing.T) {
 		}
 	}
 	write(t, "greet.js", greetPlugin)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve", "--watch", "--debounce", "20ms"}, inR, outW, stderr)
-		outW.Close()
-	}()
 	changed := make(chan struct{}, 16)
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcess(t, []string{"--scripts", dir, "--memory-limit", "0", "serve", "--watch", "--debounce", "20ms"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := func(t *testing.T) string {
 		t.Helper()
 		res, err := cs.ListTools(context.Background(), nil)
@@ -217,10 +187,7 @@ func TestServeWatch(t *testing.T) {
 		waitFor(t, "greet")
 	})
 
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
 	}
 	t.Run("each reload is reported on standard error", func(t *testing.T) {
@@ -252,14 +219,6 @@ tools.register(defineTool({
 	if err := os.WriteFile(filepath.Join(dir, "work.js"), []byte(plugin), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	stderr := &syncbuf.Buffer{}
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(context.Background(), []string{"--scripts", dir, "--memory-limit", "0", "serve"}, inR, outW, stderr)
-		outW.Close()
-	}()
 	var mu sync.Mutex
 	var got []string
 	more := make(chan struct{}, 16)
@@ -269,7 +228,7 @@ tools.register(defineTool({
 		mu.Unlock()
 		more <- struct{}{}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+	cs, stderr, wait := serveInProcessAs(t, []string{"--scripts", dir, "--memory-limit", "0", "serve"}, &sdk.ClientOptions{
 		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) {
 			b, _ := json.Marshal(r.Params.Data)
 			note("log " + string(r.Params.Level) + " " + r.Params.Logger + " " + string(b))
@@ -278,12 +237,7 @@ tools.register(defineTool({
 			b, _ := json.Marshal(r.Params)
 			note("progress " + string(b))
 		},
-	})
-	cs, err := client.Connect(context.Background(), &sdk.IOTransport{Reader: outR, Writer: inW},
-		&sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err := cs.SetLoggingLevel(context.Background(), &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,10 +265,7 @@ tools.register(defineTool({
 			t.Errorf("heard\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
-	if err := cs.Close(); err != nil {
-		t.Error(err)
-	}
-	if c := <-code; c != exitOK {
+	if c := wait(); c != exitOK {
 		t.Errorf("exit status %d, want 0; stderr:\n%s", c, stderr)
 	}
 }
