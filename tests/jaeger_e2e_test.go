@@ -141,8 +141,27 @@ type jaeger struct {
 }
 
 // startJaeger starts bin on free ports and waits until its query service
-// answers and its OTLP receiver listens. It is killed when t ends.
+// answers and its OTLP receiver listens. It is killed when t ends. The
+// ports are picked by listening and closing: one taken meanwhile makes
+// Jaeger exit ("address already in use"), and it is started again on
+// others, at most three times.
 func startJaeger(t *testing.T, bin string) *jaeger {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		j, logs, inUse := tryJaeger(t, bin)
+		if j != nil {
+			return j
+		}
+		if !inUse || attempt == 3 {
+			t.Fatalf("Jaeger exited before it was ready:\n%s", logs)
+		}
+		t.Logf("Jaeger found a port taken; again on others")
+	}
+}
+
+// tryJaeger is one start of startJaeger's: the running Jaeger, or nil with
+// its log and whether it exited for a port in use.
+func tryJaeger(t *testing.T, bin string) (j *jaeger, log string, inUse bool) {
 	t.Helper()
 	otlpAddr, queryAddr, grpcAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	dir := t.TempDir()
@@ -166,17 +185,18 @@ func startJaeger(t *testing.T, bin string) *jaeger {
 			t.Logf("Jaeger's log:\n%s", logs.String())
 		}
 	})
-	j := &jaeger{otlp: "http://" + otlpAddr, query: "http://" + queryAddr}
+	j = &jaeger{otlp: "http://" + otlpAddr, query: "http://" + queryAddr}
 	deadline := time.Now().Add(testtime.D(60 * time.Second))
 	for {
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("Jaeger exited before it was ready: %v\n%s", err, logs.String())
+			out := fmt.Sprintf("%v\n%s", err, logs.String())
+			return nil, out, strings.Contains(out, "address already in use")
 		default:
 		}
 		if j.ready() {
-			return j
+			return j, "", false
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("Jaeger was not ready after %v:\n%s", testtime.D(60*time.Second), logs.String())
