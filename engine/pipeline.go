@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/internal/display"
@@ -565,7 +566,9 @@ func contentLossless(blocks []Block) (ok bool) {
 	for _, b := range blocks {
 		switch x := b.(type) {
 		case TextBlock, ReasoningBlock:
-			if !dsl.IsLossless(blockText(x)) {
+			// A string is lossless when it is valid UTF-8 (dsl.IsLossless's
+			// test, without boxing the string into an interface).
+			if !utf8.ValidString(blockText(x)) {
 				return false
 			}
 		case nil:
