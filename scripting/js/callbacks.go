@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
 // bindDefinition fills def's callbacks with calls into the plugin: each one
@@ -373,6 +374,17 @@ type prerendering struct {
 // convertContent reads content blocks a script returned; content that is not
 // lossless JSON becomes a block the pipeline reports as non-lossless.
 func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+	// Text blocks only, the usual content, read without building the
+	// value ToGo would; any other content goes through ToGo.
+	if r, ok := jsvalue.RealmOf(vm); ok {
+		if texts, ok := r.TextBlocks(v, limits); ok {
+			blocks := make([]engine.Block, len(texts))
+			for k, text := range texts {
+				blocks[k] = engine.TextBlock{Text: text}
+			}
+			return blocks, nil
+		}
+	}
 	g, err := toGo(vm, v, "content")
 	if err != nil {
 		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
