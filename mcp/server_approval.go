@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,8 +65,23 @@ func (st *callState) question(ctx context.Context, key string, q *sdk.ElicitPara
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(qctx), errAbandoned) {
 		return nil, errAbandoned
 	}
+	if sessionEnded(err) && ctx.Err() == nil {
+		// The SDK fails the question as the connection ends, then cancels
+		// the call's request in the same step: wait for that (briefly), so
+		// that the call ends as cancelled, as when it was first to know.
+		t := time.NewTimer(sessionEndWait)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
 	return res, err
 }
+
+// sessionEndWait bounds question's wait for the end of a call whose
+// session's connection ended under its question.
+const sessionEndWait = time.Second
 
 // ask puts q to the client of a multi-round-trip call, as inputRequests[key],
 // and waits for the retry that answers it.
@@ -138,7 +155,7 @@ func Approval(fallback engine.ApprovalService) engine.ApprovalService {
 		q := form(req)
 		res, err := st.question(ctx, approvalKey, q)
 		switch {
-		case ctx.Err() != nil:
+		case ctx.Err() != nil, sessionEnded(err):
 			return engine.Cancelled, nil
 		case errors.Is(err, errAbandoned):
 			return "", &engine.ApprovalTimeoutError{Timeout: st.timeout}
@@ -156,6 +173,16 @@ func Approval(fallback engine.ApprovalService) engine.ApprovalService {
 		}
 		return engine.Cancelled, nil
 	})
+}
+
+// sessionEnded reports whether err is a question's failure because its
+// session's connection ended (the client left, or its stream closed). The
+// SDK fails the question before it cancels the call's request, in the same
+// step, so the call's context may not say so yet: the call is cancelled
+// all the same.
+func sessionEnded(err error) bool {
+	return err != nil && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, sdk.ErrConnectionClosed))
 }
 
 // canElicit reports whether the client declared the elicitation capability

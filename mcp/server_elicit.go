@@ -72,6 +72,8 @@ func elicit(ctx context.Context, e engine.Elicitation) (engine.ElicitResult, err
 	switch {
 	case ctx.Err() != nil:
 		return engine.ElicitResult{}, ctx.Err()
+	case sessionEnded(err):
+		return engine.ElicitResult{}, context.Canceled
 	case errors.Is(err, errAbandoned):
 		return engine.ElicitResult{Action: "cancel"}, nil
 	case err != nil:
