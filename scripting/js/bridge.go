@@ -368,6 +368,35 @@ func toGo(vm *goja.Runtime, v goja.Value, root string) (any, error) {
 	return jsvalue.ToGo(vm, v, root, limits)
 }
 
+// realmFor returns vm's Realm: i's own when vm is i's runtime, without the
+// lookup jsvalue.RealmOf makes (a weak pointer and a map, about a third of
+// a microsecond a call), else the one jsvalue attached to vm.
+func (i *instance) realmFor(vm *goja.Runtime) (*jsvalue.Realm, bool) {
+	if i != nil && i.realm != nil && i.realm.Runtime() == vm {
+		return i.realm, true
+	}
+	return jsvalue.RealmOf(vm)
+}
+
+// toJS is the package's toJS through i's realm.
+func (i *instance) toJS(vm *goja.Runtime, v any) (goja.Value, error) {
+	if _, undef := v.(dsl.Undefined); undef {
+		return goja.Undefined(), nil
+	}
+	if r, ok := i.realmFor(vm); ok {
+		return r.ToJS(v)
+	}
+	return jsvalue.ToJS(vm, v)
+}
+
+// toGo is the package's toGo through i's realm.
+func (i *instance) toGo(vm *goja.Runtime, v goja.Value, root string) (any, error) {
+	if r, ok := i.realmFor(vm); ok {
+		return r.ToGo(v, root, limits)
+	}
+	return jsvalue.ToGo(vm, v, root, limits)
+}
+
 // newController makes an AbortController whose signal the call's
 // cancellation aborts.
 func (i *instance) newController(vm *goja.Runtime, st *callState, ctx context.Context) (*goja.Object, goja.Value) {

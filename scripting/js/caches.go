@@ -74,7 +74,7 @@ func (i *instance) agentObject(vm *goja.Runtime, a *engine.Agent) goja.Value {
 	if v, ok := c.agents[weak.Make(a)]; ok {
 		return v
 	}
-	v, err := toJS(vm, hostapi.AgentJSON(a))
+	v, err := i.toJS(vm, hostapi.AgentJSON(a))
 	if err != nil {
 		return goja.Undefined() // as before: an agent id that is not valid UTF-8
 	}
@@ -93,7 +93,7 @@ func (i *instance) callerObject(vm *goja.Runtime, c *engine.Caller) (goja.Value,
 	if cc.caller == c && cc.callerJS != nil {
 		return cc.callerJS, nil
 	}
-	v, err := toJS(vm, hostapi.CallerJSON(c))
+	v, err := i.toJS(vm, hostapi.CallerJSON(c))
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (i *instance) resultValue(vm *goja.Runtime, r *engine.Result) (goja.Value, 
 	if r == c.lastResult && c.lastResultJS != nil {
 		return c.lastResultJS, nil
 	}
-	v, err := toJS(vm, r.JSON())
+	v, err := i.toJS(vm, r.JSON())
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +165,7 @@ func (i *instance) plainDecision(vm *goja.Runtime, kind string) *plainDecision {
 		return p
 	}
 	g := dsl.NewObject(dsl.Member{Key: "kind", Value: kind})
-	v, err := toJS(vm, g)
+	v, err := i.toJS(vm, g)
 	if err != nil {
 		return nil
 	}
@@ -204,7 +204,7 @@ func (i *instance) preDecisionJS(vm *goja.Runtime, d engine.PreDecision) (goja.V
 			return p.value, nil
 		}
 	}
-	return toJS(vm, scripting.PreDecisionJSON(d))
+	return i.toJS(vm, scripting.PreDecisionJSON(d))
 }
 
 // postDecisionJS is preDecisionJS for post-execute chains and accept.
@@ -214,7 +214,7 @@ func (i *instance) postDecisionJS(vm *goja.Runtime, d engine.PostDecision) (goja
 			return p.value, nil
 		}
 	}
-	return toJS(vm, scripting.PostDecisionJSON(d))
+	return i.toJS(vm, scripting.PostDecisionJSON(d))
 }
 
 // readPlain returns the Go decision of v when v is the instance's plain

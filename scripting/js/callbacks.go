@@ -11,7 +11,6 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
-	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
 // bindDefinition fills def's callbacks with calls into the plugin: each one
@@ -56,7 +55,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 			}
 			return fn(obj, a, exec)
 		}, func(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
-			g, err := toGo(vm, v, "value")
+			g, err := i.toGo(vm, v, "value")
 			if err != nil {
 				return hostapi.BodyValue(i.pool.log, name, err), nil
 			}
@@ -121,7 +120,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 					if noView(v) {
 						return (*engine.CallView)(nil), nil
 					}
-					g, err := toGo(vm, v, "view")
+					g, err := i.toGo(vm, v, "view")
 					if err != nil {
 						return nil, err
 					}
@@ -142,7 +141,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 					if noView(v) {
 						return (*engine.ResultView)(nil), nil
 					}
-					g, err := toGo(vm, v, "view")
+					g, err := i.toGo(vm, v, "view")
 					if err != nil {
 						return nil, err
 					}
@@ -167,7 +166,7 @@ func (i *instance) bindDefinition(def *engine.Definition, key int, d *defined) {
 				if err != nil {
 					return nil, err
 				}
-				rv, err := toJS(vm, r.JSON())
+				rv, err := i.toJS(vm, r.JSON())
 				if err != nil {
 					return nil, err
 				}
@@ -200,7 +199,7 @@ func (i *instance) method(key int, prop string, args ...any) func(i *instance, v
 		}
 		vals := make([]goja.Value, len(args))
 		for k, a := range args {
-			if vals[k], err = toJS(vm, a); err != nil {
+			if vals[k], err = i.toJS(vm, a); err != nil {
 				return nil, err
 			}
 		}
@@ -213,7 +212,7 @@ func (i *instance) twoJS(vm *goja.Runtime, a, b any) (goja.Value, goja.Value, er
 	if err != nil {
 		return nil, nil, err
 	}
-	bv, err := toJS(vm, b)
+	bv, err := i.toJS(vm, b)
 	return av, bv, err
 }
 
@@ -280,8 +279,8 @@ func (i *instance) callMeta(vm *goja.Runtime, key int, args, value any) (goja.Va
 }
 
 // convertMeta reads the metadata a script returned.
-func convertMeta(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
-	g, err := toGo(vm, v, "meta")
+func convertMeta(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+	g, err := i.toGo(vm, v, "meta")
 	if err != nil {
 		return nonLossless{}, nil // reported as non-lossless metadata
 	}
@@ -373,10 +372,10 @@ type prerendering struct {
 
 // convertContent reads content blocks a script returned; content that is not
 // lossless JSON becomes a block the pipeline reports as non-lossless.
-func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
+func convertContent(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 	// Text blocks only, the usual content, read without building the
 	// value ToGo would; any other content goes through ToGo.
-	if r, ok := jsvalue.RealmOf(vm); ok {
+	if r, ok := i.realmFor(vm); ok {
 		if texts, ok := r.TextBlocks(v, limits); ok {
 			blocks := make([]engine.Block, len(texts))
 			for k, text := range texts {
@@ -385,7 +384,7 @@ func convertContent(_ *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 			return blocks, nil
 		}
 	}
-	g, err := toGo(vm, v, "content")
+	g, err := i.toGo(vm, v, "content")
 	if err != nil {
 		return []engine.Block{engine.RawBlock{Value: nonLossless{}}}, nil
 	}
@@ -408,7 +407,7 @@ func (pl *pool) whenFunc(key int) engine.WhenFunc {
 			if w.Agent != nil {
 				_ = c.Set("agent", i.agentObject(vm, w.Agent))
 			}
-			ms, err := toJS(vm, w.ModelSelection)
+			ms, err := i.toJS(vm, w.ModelSelection)
 			if err == nil {
 				_ = c.Set("modelSelection", ms)
 			}

@@ -281,7 +281,7 @@ func (i *instance) tokenObject(vm *goja.Runtime, t *engine.Token) *goja.Object {
 // messageFrom reads a context message a script defers: {content, source?}
 // or a whole message {id, role: "user", content, source}.
 func (i *instance) messageFrom(vm *goja.Runtime, v goja.Value) (engine.Message, error) {
-	g, err := toGo(vm, v, "message")
+	g, err := i.toGo(vm, v, "message")
 	if err != nil {
 		return engine.Message{}, err
 	}
@@ -295,7 +295,7 @@ func (i *instance) messageFrom(vm *goja.Runtime, v goja.Value) (engine.Message, 
 // resultJS converts a result for a script, remembering which engine result
 // the object stands for so a wrapper returning it hands back the same result.
 func (i *instance) resultJS(vm *goja.Runtime, r *engine.Result) (goja.Value, error) {
-	v, err := toJS(vm, r.JSON())
+	v, err := i.toJS(vm, r.JSON())
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func (i *instance) argsJS(vm *goja.Runtime, args any) (goja.Value, error) {
 	if ok && o == i.lastArgs && i.lastArgsJS != nil {
 		return i.lastArgsJS, nil
 	}
-	v, err := toJS(vm, args)
+	v, err := i.toJS(vm, args)
 	if err == nil && ok {
 		i.lastArgs, i.lastArgsJS = o, v
 	}

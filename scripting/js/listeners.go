@@ -105,7 +105,7 @@ func (pl *pool) preExecute(key int) engine.PreExecuteFunc {
 			if p, ok := i.readPlain(vm, "allow", v); ok {
 				return p.boxed, nil
 			}
-			g, err := toGo(vm, v, "decision")
+			g, err := i.toGo(vm, v, "decision")
 			if err != nil {
 				return nil, hostapi.InvalidDecision(hostapi.PreExecute, err)
 			}
@@ -144,7 +144,7 @@ func (pl *pool) wrapper(key int) engine.ExecuteFunc {
 					return r, nil
 				}
 			}
-			g, err := toGo(vm, v, "result")
+			g, err := i.toGo(vm, v, "result")
 			if err != nil {
 				return nil, hostapi.InvalidResult(err)
 			}
@@ -178,7 +178,7 @@ func (pl *pool) postExecute(key int) engine.PostExecuteFunc {
 			if p, ok := i.readPlain(vm, "accept", v); ok {
 				return p.boxed, nil
 			}
-			g, err := toGo(vm, v, "decision")
+			g, err := i.toGo(vm, v, "decision")
 			if err != nil {
 				return nil, hostapi.InvalidDecision(hostapi.PostExecute, err)
 			}
@@ -217,7 +217,7 @@ func (pl *pool) changeObserver(key int) engine.ChangeObserver {
 			if err != nil {
 				return nil, err
 			}
-			v, err := toJS(vm, hostapi.ChangeJSON(c))
+			v, err := i.toJS(vm, hostapi.ChangeJSON(c))
 			if err != nil {
 				return nil, err
 			}
@@ -249,7 +249,7 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 			_ = entry.Set("subCallId", e.SubCallID)
 			_ = entry.Set("name", e.Name)
 			_ = entry.Set("isError", e.IsError)
-			cv, err := toJS(vm, engine.ContentJSON(e.Content))
+			cv, err := i.toJS(vm, engine.ContentJSON(e.Content))
 			if err != nil {
 				return nil, err
 			}
@@ -257,7 +257,7 @@ func (pl *pool) dispatchLog(key int) engine.DispatchLogFunc {
 			n := i.goNext(vm, func() context.Context { return ctx }, func(context.Context) (any, error) {
 				return next()
 			}, func(vm *goja.Runtime, v any) (goja.Value, error) {
-				return toJS(vm, engine.ContentJSON(v.([]engine.Block)))
+				return i.toJS(vm, engine.ContentJSON(v.([]engine.Block)))
 			})
 			return fn(obj, entry, n)
 		}, convertContent)
