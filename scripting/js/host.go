@@ -112,6 +112,12 @@ func (h *Host) transformWithin(ctx context.Context, rel string, code []byte) (*t
 		out *tsbuild.Output
 		err error
 	}
+	interrupted := func() error {
+		return &scripting.Diagnostic{File: rel, Message: transformInterrupted(ctx), Err: context.Cause(ctx)}
+	}
+	if ctx.Err() != nil {
+		return nil, interrupted()
+	}
 	done := make(chan result, 1)
 	go func() {
 		out, err := transform(rel, code)
@@ -119,9 +125,14 @@ func (h *Host) transformWithin(ctx context.Context, rel string, code []byte) (*t
 	}()
 	select {
 	case r := <-done:
+		// A deadline that passed meanwhile ends the load here, whichever
+		// of the two select saw (a cached transform is ready at once).
+		if ctx.Err() != nil {
+			return nil, interrupted()
+		}
 		return r.out, r.err
 	case <-ctx.Done():
-		return nil, &scripting.Diagnostic{File: rel, Message: transformInterrupted(ctx), Err: context.Cause(ctx)}
+		return nil, interrupted()
 	}
 }
 
