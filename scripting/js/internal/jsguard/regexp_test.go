@@ -16,21 +16,26 @@ import (
 // sends every split, replace and match of the runtime down goja's generic
 // algorithms, which allocate a new regexp per call and cost several times
 // more (word_count's text.split(/\s+/) took 2.5 times as long).
+// callAllocs runs src in vm, which must evaluate to a function, and returns
+// the allocations of one call of it.
+func callAllocs(t *testing.T, vm *goja.Runtime, src string) float64 {
+	t.Helper()
+	v, err := vm.RunString(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := goja.AssertFunction(v)
+	return testing.AllocsPerRun(200, func() {
+		if _, err := f(goja.Undefined()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func TestRegularExpressionsKeepGojasFastPaths(t *testing.T) {
 	const src = `var text = "the quick  brown fox\tjumps over the lazy dog";
 		(function () { text.split(/\s+/); text.replace(/o/g, "0"); text.match(/\w+/g) })`
-	allocs := func(src string, vm *goja.Runtime) float64 {
-		v, err := vm.RunString(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, _ := goja.AssertFunction(v)
-		return testing.AllocsPerRun(200, func() {
-			if _, err := f(goja.Undefined()); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	allocs := func(src string, vm *goja.Runtime) float64 { return callAllocs(t, vm, src) }
 	plain := allocs(src, goja.New())
 	guardedAllocs := allocs(src, guarded(t, jsguard.Options{}))
 	// The wrappers of split, replace and match cost a few allocations; the
@@ -312,18 +317,7 @@ func TestSplitTakesGojasFastPathAndKeepsItsMeaning(t *testing.T) {
 	}
 	const src = `var text = "the quick brown fox jumps over the lazy dog 12";
 		(function () { return text.split(/\s+/).length })`
-	allocs := func(vm *goja.Runtime) float64 {
-		v, err := vm.RunString(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, _ := goja.AssertFunction(v)
-		return testing.AllocsPerRun(200, func() {
-			if _, err := f(goja.Undefined()); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
+	allocs := func(vm *goja.Runtime) float64 { return callAllocs(t, vm, src) }
 	// 42 and 50 with goja at the time of writing; a splitter made per call
 	// made it 74.
 	if plain, guardedAllocs := allocs(goja.New()), allocs(guarded(t, jsguard.Options{})); guardedAllocs > plain+16 {
