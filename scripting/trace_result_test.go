@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/tracelog"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
@@ -54,7 +55,7 @@ func TestAScriptResultObserversLogLinesCarryTheCallsTraceIDs(t *testing.T) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			defer func() { _ = tp.Shutdown(context.Background()) }()
 			svc := engine.New(engine.WithTracerProvider(tp))
-			loadPlugins(t, svc, hosts[ext], observedPlugins[ext])
+			hosttest.LoadPlugins(t, context.Background(), svc, hosts[ext], observedPlugins[ext])
 			if r := svc.Call(context.Background(), engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
 				t.Fatal(r.Error.Message)
 			}
@@ -102,7 +103,7 @@ func TestAScriptResultObserverSeesTheCallsCaller(t *testing.T) {
 				".lua": &lua.Host{ListenerTimeout: 10 * time.Second, Grace: 20 * time.Millisecond, Logger: logger},
 			}
 			svc := engine.New()
-			loadPlugins(t, svc, hosts[ext], plugins[ext])
+			hosttest.LoadPlugins(t, context.Background(), svc, hosts[ext], plugins[ext])
 			ctx := engine.WithCaller(context.Background(), &engine.Caller{Subject: "alice"})
 			if r := svc.Call(ctx, engine.Input{CallID: "c1", Name: "echo", Arguments: dsl.NewObject()}); r.IsError {
 				t.Fatal(r.Error.Message)

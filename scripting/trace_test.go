@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting"
+	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 	"github.com/dsh-go/dsh/scripting/lua"
 )
@@ -75,7 +76,7 @@ func TestScriptPoliciesAreNamedInTheirSpans(t *testing.T) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 			defer func() { _ = tp.Shutdown(context.Background()) }()
 			svc := engine.New(engine.WithTracerProvider(tp))
-			loadPlugins(t, svc, hosts[ext], tracedPlugins[ext])
+			hosttest.LoadPlugins(t, context.Background(), svc, hosts[ext], tracedPlugins[ext])
 			call := func(name string) *engine.Result {
 				return svc.Call(context.Background(), engine.Input{CallID: name + "-1", Name: name, Arguments: dsl.NewObject()})
 			}
@@ -108,25 +109,5 @@ func TestScriptPoliciesAreNamedInTheirSpans(t *testing.T) {
 				t.Error("the nested call's span is not a child of its caller's")
 			}
 		})
-	}
-}
-
-// loadPlugins loads files (name: source) as the plugins of a fresh
-// directory into svc through host, fails the test on an error or a
-// diagnostic, and disposes of them when the test ends.
-func loadPlugins(t *testing.T, svc *engine.Service, host scripting.Host, files map[string]string) {
-	t.Helper()
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: scripting.NewAgents().Agent}
-	loaded, diags, err := l.LoadDir(context.Background(), writeFiles(t, files))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
-		}
-	})
-	for _, d := range diags {
-		t.Fatal(d)
 	}
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
-	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 	"github.com/dsh-go/dsh/scripting/js"
 )
@@ -81,19 +80,7 @@ func loadCtx(t *testing.T, ctx context.Context, logs *ctxLogs, files map[string]
 	svc := engine.New()
 	svc.Global().OnExecute(engine.TimeoutPolicy())
 	host := &js.Host{ListenerTimeout: time.Second, Grace: 20 * time.Millisecond, Logger: slog.New(ctxHandler{logs})}
-	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: scripting.NewAgents().Agent}
-	loaded, diags, err := l.LoadDir(ctx, hosttest.WriteFiles(t, files))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
-			t.Error(err)
-		}
-	})
-	for _, d := range diags {
-		t.Fatal(d)
-	}
+	hosttest.LoadPlugins(t, ctx, svc, host, files)
 	return svc
 }
 

@@ -124,6 +124,26 @@ func WriteFiles(t testing.TB, files map[string]string) string {
 	return root
 }
 
+// LoadPlugins loads files (name: source) as the plugins of a fresh
+// directory into svc through host, under ctx; it fails the test on an error
+// or a diagnostic, and disposes of the plugins when the test ends.
+func LoadPlugins(t testing.TB, ctx context.Context, svc *engine.Service, host scripting.Host, files map[string]string) {
+	t.Helper()
+	l := &scripting.Loader{Service: svc, Hosts: []scripting.Host{host}, Agents: scripting.NewAgents().Agent}
+	loaded, diags, err := l.LoadDir(ctx, WriteFiles(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := scripting.DisposeAll(context.Background(), loaded); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, d := range diags {
+		t.Fatal(d)
+	}
+}
+
 // Load loads files with lang's host into a fresh engine (with the engine's
 // timeout policy unless cfg.Bare); the plugins are disposed when the test
 // ends. A service option (setup) runs before loading.
