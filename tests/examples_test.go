@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting"
 	"github.com/dsh-go/dsh/scripting/capability"
@@ -62,28 +62,16 @@ func (a *exApprovals) requests() []engine.ApprovalRequest {
 }
 
 // exLogs collects JSON log lines; safe for concurrent use.
-type exLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *exLogs) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type exLogs struct{ syncbuf.Buffer }
 
 // lines returns the lines logged by plugin, and forgets every line.
 func (b *exLogs) lines(plugin string) []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []string
-	for _, l := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(b.Take()), "\n") {
 		if strings.Contains(l, `"plugin":"`+plugin+`"`) {
 			out = append(out, l)
 		}
 	}
-	b.buf.Reset()
 	return out
 }
 

@@ -24,3 +24,15 @@ func TestConcurrentWritesAreAllKept(t *testing.T) {
 		t.Fatalf("got %d bytes, want 800", len(got))
 	}
 }
+
+func TestTakeReturnsWhatWasWrittenAndEmptiesTheBuffer(t *testing.T) {
+	var b Buffer
+	_, _ = b.Write([]byte("one\n"))
+	if got := b.Take(); got != "one\n" {
+		t.Fatalf("Take = %q, want %q", got, "one\n")
+	}
+	_, _ = b.Write([]byte("two\n"))
+	if got := b.String(); got != "two\n" {
+		t.Fatalf("after Take, String = %q, want only what came after", got)
+	}
+}

@@ -1,32 +1,22 @@
 package hosttest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/syncbuf"
 	"github.com/dsh-go/dsh/internal/testtime"
 	"github.com/dsh-go/dsh/scripting/internal/hosttest"
 )
 
 // warnings records the warnings a logger writes, one line each:
 // "<msg> | plugin=<p> tool=<t> callId=<c>".
-type warnings struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *warnings) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
+type warnings struct{ syncbuf.Buffer }
 
 func (w *warnings) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -34,10 +24,8 @@ func (w *warnings) logger() *slog.Logger {
 
 func (w *warnings) lines(t *testing.T) string {
 	t.Helper()
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	var out []string
-	for _, ln := range strings.Split(strings.TrimSpace(w.buf.String()), "\n") {
+	for _, ln := range strings.Split(strings.TrimSpace(w.String()), "\n") {
 		if ln == "" {
 			continue
 		}
