@@ -135,11 +135,12 @@ type iter[F any] struct {
 	ended bool // end was called and found nothing left: next returns nil
 }
 
-// iter starts an iteration for a call that began in epoch e.
-func (t *table[F]) iter(e Epoch) *iter[F] {
+// iter starts an iteration for a call that began in epoch e. It is a value,
+// so that an iteration that does not outlive its frame costs no allocation.
+func (t *table[F]) iter(e Epoch) iter[F] {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &iter[F]{t: t, epoch: e, gen: t.gen, front: t.front, fi: len(t.front) - 1, back: t.back}
+	return iter[F]{t: t, epoch: e, gen: t.gen, front: t.front, fi: len(t.front) - 1, back: t.back}
 }
 
 // next returns the next live listener admitted for agent, or nil.

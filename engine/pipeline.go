@@ -36,6 +36,12 @@ type call struct {
 	wrapperErr error
 	// tel is the call's telemetry; nil when the Service records none.
 	tel *callSpan
+
+	// Allocated with the call: its Run, and the tools/execute chain's
+	// iteration and next (runWrappers).
+	runv  Run
+	wrap  iter[ExecuteFunc]
+	nextW func(ctx context.Context) *Result
 }
 
 // resolve returns the call's registration in the registry of its epoch,
@@ -84,7 +90,8 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 		return c, stageFinal, failureResult(&Failure{Message: msgArgsNotLossless})
 	}
 	exec.arguments = args
-	c.run = &Run{Execution: exec, caller: ctx}
+	c.runv = Run{Execution: exec, caller: ctx}
+	c.run = &c.runv
 	// Nesting bounds: like the checks above, before any policy runs.
 	if limit != nil {
 		return c, stageFinal, errorResult(limit)
@@ -99,19 +106,31 @@ func (s *Service) begin(ctx context.Context, in Input) (*call, stage, *Result) {
 	return c, stageDispatch, nil
 }
 
+// newRoot mints the token of a call that begins a call tree, allocated
+// with the tree.
+func newRoot(depth int, callID string) *Token {
+	p := &struct {
+		t    Token
+		tree callTree
+	}{t: Token{depth: depth}, tree: callTree{rootID: callID}}
+	p.t.tree = &p.tree
+	return &p.t
+}
+
 // nest mints a call's token under parent (nil for a root call) and says
 // whether the call breaks a nesting bound: the depth first, then the budget
 // of its root, which every nested call counts against, failing ones included.
 // A call with its own budget (Input.OwnBudget) is the root of a fresh one.
 func (s *Service) nest(parent *Token, callID string, ownBudget bool) (*Token, *ToolError) {
 	if parent == nil || parent.tree == nil {
-		return &Token{depth: 1, tree: &callTree{rootID: callID}}, nil
+		return newRoot(1, callID), nil
 	}
-	t := &Token{depth: parent.depth + 1, tree: parent.tree}
+	var t *Token
 	var n int64
 	if ownBudget {
-		t.tree = &callTree{rootID: callID}
+		t = newRoot(parent.depth+1, callID)
 	} else {
+		t = &Token{depth: parent.depth + 1, tree: parent.tree}
 		n = t.tree.nested.Add(1)
 	}
 	switch {
@@ -315,38 +334,13 @@ func (c *call) runWrappers() (*Result, error) {
 	if s.exec.empty() {
 		return c.body(c.ctx), nil
 	}
-	it := s.exec.iter(c.ep.n)
-	var next func(ctx context.Context) *Result
-	next = func(ctx context.Context) *Result {
-		if ctx == nil {
-			ctx = c.ctx
-		}
-		l := it.next(c.exec.agent)
-		if l == nil {
-			return c.body(ctx)
-		}
-		r, err := c.callWrapper(l, ctx, next)
-		if err == nil && r == nil {
-			err = errors.New("tools/execute wrapper returned no result")
-		}
-		if err == nil {
-			r, err = c.normalize(r)
-		}
-		if err != nil {
-			// An inner wrapper's throw propagates through the chain (D5): the
-			// outer wrapper sees it as a failure, and the call ends with it.
-			if c.wrapperErr == nil {
-				c.wrapperErr = err
-			}
-			return errorResult(err)
-		}
-		return r
-	}
-	l := it.next(c.exec.agent)
+	c.wrap = s.exec.iter(c.ep.n)
+	l := c.wrap.next(c.exec.agent)
 	if l == nil {
 		return c.body(c.ctx), nil
 	}
-	r, err := c.callWrapper(l, c.ctx, next)
+	c.nextW = c.nextWrapper
+	r, err := c.callWrapper(l, c.ctx, c.nextW)
 	if err == nil && r == nil {
 		err = errors.New("tools/execute wrapper returned no result")
 	}
@@ -354,6 +348,34 @@ func (c *call) runWrappers() (*Result, error) {
 		err = c.wrapperErr
 	}
 	return r, err
+}
+
+// nextWrapper is the next(ctx) a tools/execute wrapper gets: the next
+// wrapper of the chain, or the body after the last.
+func (c *call) nextWrapper(ctx context.Context) *Result {
+	if ctx == nil {
+		ctx = c.ctx
+	}
+	l := c.wrap.next(c.exec.agent)
+	if l == nil {
+		return c.body(ctx)
+	}
+	r, err := c.callWrapper(l, ctx, c.nextW)
+	if err == nil && r == nil {
+		err = errors.New("tools/execute wrapper returned no result")
+	}
+	if err == nil {
+		r, err = c.normalize(r)
+	}
+	if err != nil {
+		// An inner wrapper's throw propagates through the chain (D5): the
+		// outer wrapper sees it as a failure, and the call ends with it.
+		if c.wrapperErr == nil {
+			c.wrapperErr = err
+		}
+		return errorResult(err)
+	}
+	return r
 }
 
 func (c *call) callWrapper(l *listener[ExecuteFunc], ctx context.Context, next func(context.Context) *Result) (r *Result, err error) {
@@ -437,27 +459,33 @@ func (c *call) normalize(r *Result) (*Result, error) {
 			f = &Failure{Message: ""}
 		}
 		out := &Result{IsError: true, Error: f, Content: r.Content, Meta: r.Meta, HasMeta: r.HasMeta}
-		return out.withContexts(r.AdditionalContexts), nil
+		out.AdditionalContexts = copyContexts(r.AdditionalContexts)
+		return out, nil
 	}
 	reg := c.resolve()
 	if reg == nil {
 		return nil, errUnknownTool(c.exec.name)
 	}
-	out, err := c.success(reg, r.Value)
+	out, err := c.success(reg, r.Value) // a fresh result, ours to set
 	if err != nil {
 		return nil, err
 	}
-	return out.withContexts(r.AdditionalContexts), nil
+	out.AdditionalContexts = copyContexts(r.AdditionalContexts)
+	return out, nil
+}
+
+// copyContexts is ms detached, nil when there are none (the key is absent).
+func copyContexts(ms []Message) []Message {
+	if len(ms) == 0 {
+		return nil
+	}
+	return append([]Message(nil), ms...)
 }
 
 // withContexts returns a copy of r carrying contexts (none: the key is absent).
 func (r *Result) withContexts(ms []Message) *Result {
 	out := *r
-	if len(ms) == 0 {
-		out.AdditionalContexts = nil
-	} else {
-		out.AdditionalContexts = append([]Message(nil), ms...)
-	}
+	out.AdditionalContexts = copyContexts(ms)
 	return &out
 }
 

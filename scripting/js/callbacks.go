@@ -11,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/dsl"
 	"github.com/dsh-go/dsh/engine"
 	"github.com/dsh-go/dsh/scripting/internal/hostapi"
+	"github.com/dsh-go/dsh/scripting/js/internal/jsvalue"
 )
 
 // bindDefinition fills def's callbacks with calls into the plugin: each one
@@ -376,11 +377,7 @@ func convertContent(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 	// Text blocks only, the usual content, read without building the
 	// value ToGo would; any other content goes through ToGo.
 	if r, ok := i.realmFor(vm); ok {
-		if texts, ok := r.TextBlocks(v, limits); ok {
-			blocks := make([]engine.Block, len(texts))
-			for k, text := range texts {
-				blocks[k] = engine.TextBlock{Text: text}
-			}
+		if blocks, ok := jsvalue.TextBlocksAs(r, v, limits, newTextBlock); ok {
 			return blocks, nil
 		}
 	}
@@ -394,6 +391,9 @@ func convertContent(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 	}
 	return blocks, nil
 }
+
+// newTextBlock is a text block of content.
+func newTextBlock(text string) engine.Block { return engine.TextBlock{Text: text} }
 
 // whenFunc is a registration's activation condition in the script.
 func (pl *pool) whenFunc(key int) engine.WhenFunc {

@@ -19,6 +19,12 @@ import (
 // the value. TextBlocks allocates the slice of texts and the strings it
 // must convert from UTF-16.
 func (r *Realm) TextBlocks(v goja.Value, lim Limits) (texts []string, ok bool) {
+	return TextBlocksAs(r, v, lim, func(s string) string { return s })
+}
+
+// TextBlocksAs is [Realm.TextBlocks] with each text made into a block by mk,
+// so that a caller gets its own blocks without a slice of texts between.
+func TextBlocksAs[B any](r *Realm, v goja.Value, lim Limits, mk func(text string) B) (blocks []B, ok bool) {
 	l := r.fast
 	o, isObj := v.(*goja.Object)
 	if l == nil || !isObj || o == nil {
@@ -39,7 +45,7 @@ func (r *Realm) TextBlocks(v goja.Value, lim Limits) (texts []string, ok bool) {
 	}
 	var kbuf [2]string
 	var vbuf [2]goja.Value
-	texts = make([]string, len(elems))
+	blocks = make([]B, len(elems))
 	for i, e := range elems {
 		eo, isObj := e.(*goja.Object)
 		if !isObj {
@@ -73,9 +79,9 @@ func (r *Realm) TextBlocks(v goja.Value, lim Limits) (texts []string, ok bool) {
 		if !valid {
 			return nil, false
 		}
-		texts[i] = s
+		blocks[i] = mk(s)
 	}
-	return texts, true
+	return blocks, true
 }
 
 // sizeUpper returns an upper bound on the UTF-8 size of s: the exact size

@@ -121,7 +121,7 @@ func (c *toJS) run(v any) (goja.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			if f.id != nil {
+			if f.id != nil && len(c.stack) > scanDepth {
 				delete(c.open, f.id)
 			}
 			clear(f.vals)
@@ -211,10 +211,8 @@ func (c *toJS) enter(v any) (goja.Value, jsFrame, error) {
 // push opens a frame, refusing a container already open or beyond the
 // limits.
 func (c *toJS) push(f *jsFrame) error {
-	if f.id != nil {
-		if _, ok := c.open[f.id]; ok {
-			return c.fail(reasonCycle)
-		}
+	if f.id != nil && c.isOpen(f.id) {
+		return c.fail(reasonCycle)
 	}
 	if len(c.stack)+1 > c.lim.MaxDepth {
 		return dsl.DepthError(c.path(), c.lim.MaxDepth)
@@ -226,7 +224,7 @@ func (c *toJS) push(f *jsFrame) error {
 	if c.bytes += dsl.ValueBytes * f.n; c.bytes > c.lim.MaxBytes {
 		return dsl.BytesError(c.path(), c.lim.MaxBytes)
 	}
-	if f.id != nil {
+	if f.id != nil && len(c.stack) >= scanDepth {
 		if c.open == nil {
 			c.open = make(map[any]struct{})
 		}
@@ -235,6 +233,24 @@ func (c *toJS) push(f *jsFrame) error {
 	f.vals = c.valsAt(len(c.stack), f.n) // only now that the limits allow it
 	c.stack = append(c.stack, *f)
 	return nil
+}
+
+// isOpen reports whether the container id is open: an ancestor of the one
+// being entered, which would make the value contain itself. The outermost
+// scanDepth are compared one by one (most values are shallow, and a few
+// comparisons cost less than hashing into a map); deeper ones are in the
+// open map.
+func (c *toJS) isOpen(id any) bool {
+	for k := range min(len(c.stack), scanDepth) {
+		if c.stack[k].id == id {
+			return true
+		}
+	}
+	if len(c.stack) > scanDepth {
+		_, ok := c.open[id]
+		return ok
+	}
+	return false
 }
 
 // valsAt returns room for n converted children of the frame at depth,

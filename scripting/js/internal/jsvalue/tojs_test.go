@@ -148,6 +148,28 @@ func TestToJSRejects(t *testing.T) {
 	cyclicObject.Set("self", cyclicObject)
 	cyclicList := make([]any, 1)
 	cyclicList[0] = cyclicList
+	// Cycles found past the containers compared one by one (scanDepth):
+	// back to the root from 40 levels down, and between two deep levels.
+	deepToRoot := dsl.NewObject()
+	var tip = deepToRoot
+	for range 39 {
+		next := dsl.NewObject()
+		tip.Set("n", next)
+		tip = next
+	}
+	tip.Set("n", deepToRoot)
+	deepInside := dsl.NewObject()
+	tip = deepInside
+	var loopTo *dsl.Object
+	for k := range 50 {
+		next := dsl.NewObject()
+		tip.Set("n", next)
+		tip = next
+		if k == 35 {
+			loopTo = next
+		}
+	}
+	tip.Set("n", []any{loopTo})
 	tests := []struct {
 		name         string
 		v            any
@@ -164,6 +186,8 @@ func TestToJSRejects(t *testing.T) {
 		{"a nil object", (*dsl.Object)(nil), "value", "nil *dsl.Object is not lossless JSON"},
 		{"an object that contains itself", cyclicObject, "value.self", "the value contains itself (cycle)"},
 		{"a slice that contains itself", []any{1.0, cyclicList}, "value[1][0]", "the value contains itself (cycle)"},
+		{"an object 40 levels down that contains the root", deepToRoot, "value" + strings.Repeat(".n", 40), "the value contains itself (cycle)"},
+		{"a cycle between levels 37 and 52", deepInside, "value" + strings.Repeat(".n", 51) + "[0]", "the value contains itself (cycle)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,5 +277,28 @@ func TestRoundTrips(t *testing.T) {
 				t.Fatalf("JSON.stringify(ToJS(x)) = %s, Marshal(ToGo) = %s", s, mustJSON(t, back))
 			}
 		})
+	}
+}
+
+func TestToJSTakesAValueSharedBetweenBranches(t *testing.T) {
+	// The same containers again and again, side by side, down to 40 levels:
+	// shared, not a cycle, whether compared one by one (shallow) or in the
+	// open map (deep).
+	shared := dsl.NewObject(dsl.Member{Key: "x", Value: []any{1.0}})
+	var v any = dsl.NewObject(dsl.Member{Key: "a", Value: shared}, dsl.Member{Key: "b", Value: shared})
+	for range 40 {
+		v = dsl.NewObject(dsl.Member{Key: "a", Value: v}, dsl.Member{Key: "s", Value: shared})
+	}
+	e := newEnv(t)
+	got, err := e.r.ToJS(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := e.r.ToGo(got, "value", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mustJSON(t, back) != mustJSON(t, v) {
+		t.Fatalf("read back %s", mustJSON(t, back))
 	}
 }
