@@ -298,7 +298,7 @@ func TestToJSTakesAValueSharedBetweenBranches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mustJSON(t, back) != mustJSON(t, v) {
-		t.Fatalf("read back %s", mustJSON(t, back))
+	if !dsl.Equal(back, v) {
+		t.Fatalf("ToGo(ToJS(x)) = %s", mustJSON(t, back))
 	}
 }
