@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -428,5 +429,39 @@ func TestCancellingAReadCancelsItAtTheServer(t *testing.T) {
 	}
 	if err := <-done; err == nil {
 		t.Error("the cancelled read succeeded")
+	}
+}
+
+// TestManyServersConnectingAtOnce imports sixteen servers that connect at
+// once and list the same URI: each one, as it connects, reads the others'
+// catalogues, which must all be in place before the first starts (the
+// race detector caught a server reading the list while it was built).
+func TestManyServersConnectingAtOnce(t *testing.T) {
+	var specs []mcp.ServerSpec
+	ups := map[string]*impMemServer{}
+	for k := range 16 {
+		name := fmt.Sprintf("s%02d", k)
+		specs = append(specs, mcp.ServerSpec{Name: name, Command: "unused"})
+		ups[name] = newImpMemServer(catUpstream(name))
+	}
+	client, diags, _ := catConnect(t, legacy, specs, ups, make(chan string, 256))
+	// What each server's first attempt reported depends on who connected
+	// before it; all of it is about the one shared URI.
+	for _, d := range diags {
+		if d.Item != "memo://shared" {
+			t.Errorf("Connect diagnostic %#v", d)
+		}
+	}
+	cat, cdiags := client.Catalog()
+	if len(cdiags) != 15 {
+		t.Fatalf("%d diagnostics, want 15 (memo://shared kept by s00 only): %v", len(cdiags), cdiags)
+	}
+	for _, d := range cdiags {
+		if d.Item != "memo://shared" || d.Server == "s00" || !strings.Contains(d.Reason, `the server "s00", first in the configuration`) {
+			t.Errorf("Catalog diagnostic %#v", d)
+		}
+	}
+	if len(cat.Resources) != 2*16+1 {
+		t.Errorf("%d resources, want each server's two and the shared one", len(cat.Resources))
 	}
 }

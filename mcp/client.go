@@ -234,10 +234,14 @@ func start(ctx context.Context, svc *engine.Service, specs []ServerSpec, opts Op
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	for i, spec := range specs {
+	// Every server is in c.servers before the first goroutine starts: a
+	// server that connects reads the others' catalogues (Catalog).
+	for _, spec := range specs {
 		s := &server{c: c, spec: spec, relist: make(chan struct{}, 1), recatalog: make(chan struct{}, 1), stderr: &tail{}}
 		s.state.Store(&connState{reason: "not connected yet"})
 		c.servers = append(c.servers, s)
+	}
+	for i, s := range c.servers {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
