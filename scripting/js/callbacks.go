@@ -377,7 +377,7 @@ func convertContent(i *instance, vm *goja.Runtime, v goja.Value) (any, error) {
 	// Text blocks only, the usual content, read without building the
 	// value ToGo would; any other content goes through ToGo.
 	if r, ok := i.realmFor(vm); ok {
-		if blocks, ok := jsvalue.TextBlocksAs(r, v, limits, newTextBlock); ok {
+		if blocks, ok := jsvalue.TextBlocks(r, v, limits, newTextBlock); ok {
 			return blocks, nil
 		}
 	}

@@ -54,8 +54,8 @@
 // the fast path off for one realm, for example to rule it out when
 // investigating a conversion.
 //
-// [Realm.TextBlocks] reads, through the fast path, the content a tool's
-// renderer usually returns (text blocks only) as its texts, without the
+// [TextBlocks] reads, through the fast path, the content a tool's
+// renderer usually returns (text blocks only) as its blocks, without the
 // value ToGo would build; it answers only when ToGo would read the same
 // (TestTextBlocksAgreesWithToGo, FuzzTextBlocks), and leaves everything else
 // to ToGo.

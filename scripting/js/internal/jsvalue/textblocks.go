@@ -9,22 +9,16 @@ import (
 
 // TextBlocks reads v as content made of text blocks only — an array of
 // objects whose own properties are exactly type, the string "text", and
-// text, a string — and returns their texts, for the renderer's result that
-// a tool call converts every time. It reads through ToGo's fast path (see
-// fast.go), calling nothing, and answers only when ToGo would give the same
-// texts: ok is false for any other value, for a shape the fast path does not
-// read (an accessor, a frozen copy it does not know, a proxy, another
-// prototype), for a string with a lone surrogate, and for content that
-// might not fit lim; ToGo then gives the answer, or the reason it refuses
-// the value. TextBlocks allocates the slice of texts and the strings it
-// must convert from UTF-16.
-func (r *Realm) TextBlocks(v goja.Value, lim Limits) (texts []string, ok bool) {
-	return TextBlocksAs(r, v, lim, func(s string) string { return s })
-}
-
-// TextBlocksAs is [Realm.TextBlocks] with each text made into a block by mk,
-// so that a caller gets its own blocks without a slice of texts between.
-func TextBlocksAs[B any](r *Realm, v goja.Value, lim Limits, mk func(text string) B) (blocks []B, ok bool) {
+// text, a string — and returns a block made by mk of each text, for the
+// renderer's result that a tool call converts every time. It reads through
+// ToGo's fast path (see fast.go), calling nothing, and answers only when
+// ToGo would give the same texts: ok is false for any other value, for a
+// shape the fast path does not read (an accessor, a frozen copy it does not
+// know, a proxy, another prototype), for a string with a lone surrogate, and
+// for content that might not fit lim; ToGo then gives the answer, or the
+// reason it refuses the value. TextBlocks allocates the slice of blocks,
+// what mk does, and the strings it must convert from UTF-16.
+func TextBlocks[B any](r *Realm, v goja.Value, lim Limits, mk func(text string) B) (blocks []B, ok bool) {
 	l := r.fast
 	o, isObj := v.(*goja.Object)
 	if l == nil || !isObj || o == nil {

@@ -11,7 +11,7 @@ import (
 // answers, ToGo reads v as the same texts, as text blocks with nothing else.
 func agreeTextBlocks(t *testing.T, r *Realm, v goja.Value, lim Limits) (answered bool) {
 	t.Helper()
-	texts, ok := r.TextBlocks(v, lim)
+	texts, ok := TextBlocks(r, v, lim, func(s string) string { return s })
 	if !ok {
 		return false
 	}
